@@ -1,0 +1,1 @@
+"""Ready-made kheaders interceptors, named in config or passed as objects."""

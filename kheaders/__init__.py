@@ -1,0 +1,33 @@
+"""kheaders: Kafka record headers made first-class around confluent-kafka."""
+
+from __future__ import annotations
+
+from kheaders._errors import (
+    BrokerUnavailableError,
+    ConfigurationError,
+    DecodeError,
+    DeserializationError,
+    HeaderLimitError,
+    KHeadersError,
+    ReadOnlyHeadersError,
+    SerializationError,
+)
+from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BrokerUnavailableError",
+    "ConfigurationError",
+    "DecodeError",
+    "DeserializationError",
+    "Header",
+    "HeaderLimitError",
+    "HeaderTypes",
+    "HeaderValue",
+    "Headers",
+    "KHeadersError",
+    "ReadOnlyHeadersError",
+    "SerializationError",
+    "__version__",
+]

@@ -1,0 +1,70 @@
+"""The kheaders exception tree.
+
+```
+KHeadersError
+├── ReadOnlyHeadersError     (also RuntimeError)  mutation of headers already handed to Kafka
+├── DecodeError              (also ValueError)    malformed bytes; carries the offset at fault
+├── HeaderLimitError         (also ValueError)    a configured header limit was exceeded
+├── ConfigurationError       (also ValueError)    a bad setting (names the key at fault)
+├── SerializationError       (also ValueError)    a key/value serializer failed for one record
+├── DeserializationError     (also ValueError)    a deserializer failed; carries the raw record
+└── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
+```
+
+Every leaf also inherits the builtin it refines, so code that catches ``ValueError`` or
+``RuntimeError`` keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class KHeadersError(Exception):
+    """Base of every exception kheaders raises on purpose."""
+
+
+class ReadOnlyHeadersError(KHeadersError, RuntimeError):
+    """Headers were mutated after they were closed (handed to Kafka, or received from it)."""
+
+
+class DecodeError(KHeadersError, ValueError):
+    """Bytes did not decode. ``offset`` is the byte position where decoding went wrong."""
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        self.offset = offset
+        super().__init__(message if offset is None else f"{message} (at byte offset {offset})")
+
+
+class HeaderLimitError(KHeadersError, ValueError):
+    """A record's headers exceed a configured limit (count, key size, value size or total)."""
+
+
+class ConfigurationError(KHeadersError, ValueError):
+    """A configuration value is invalid; the message names the setting."""
+
+
+class SerializationError(KHeadersError, ValueError):
+    """A key or value serializer failed for one record; chained to the serializer's error."""
+
+    def __init__(self, message: str, *, topic: str, field: str) -> None:
+        self.topic = topic
+        self.field = field
+        super().__init__(message)
+
+
+class DeserializationError(KHeadersError, ValueError):
+    """A key or value deserializer failed; ``message`` is the raw, undecoded record.
+
+    The consumer has already moved past this record (and only this one) when this is raised,
+    so the application can route ``message`` to a dead-letter topic and keep polling.
+    """
+
+    def __init__(self, text: str, *, message: Any, field: str) -> None:
+        self.message = message
+        self.field = field
+        super().__init__(text)
+
+
+class BrokerUnavailableError(KHeadersError, RuntimeError):
+    """No Kafka-protocol broker could be found or started."""

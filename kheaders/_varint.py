@@ -1,0 +1,137 @@
+"""Variable-length integers as Kafka writes them (``org.apache.kafka.common.utils.ByteUtils``).
+
+Unsigned varints carry 7 bits a byte, least significant group first, high bit = "more".
+Signed varints/varlongs are zigzag-encoded first, so small negative numbers stay short.
+Encoding is byte-exact with Kafka; decoding is strict: an over-long or out-of-range encoding
+and truncated input raise :class:`~kheaders.DecodeError` naming the offset, never ``IndexError``.
+"""
+
+from __future__ import annotations
+
+from kheaders._errors import DecodeError
+
+_U32_MAX = 0xFFFF_FFFF
+_U64_MAX = 0xFFFF_FFFF_FFFF_FFFF
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+# Every value below 2**14 pre-encoded: header counts and key/value lengths almost always are.
+_SMALL: tuple[bytes, ...] = tuple(
+    bytes((n,)) if n < 0x80 else bytes(((n & 0x7F) | 0x80, n >> 7)) for n in range(1 << 14)
+)
+_SMALL_LIMIT = 1 << 14
+
+
+def _encode_unsigned(n: int) -> bytes:
+    if n < _SMALL_LIMIT:
+        return _SMALL[n]
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _decode_unsigned(
+    data: bytes | bytearray | memoryview, offset: int, max_bytes: int
+) -> tuple[int, int]:
+    try:
+        b = data[offset]
+    except IndexError:
+        raise DecodeError("truncated varint: no bytes left", offset) from None
+    if b < 0x80:
+        return b, offset + 1
+    result = b & 0x7F
+    shift = 7
+    pos = offset + 1
+    end = offset + max_bytes
+    while True:
+        if pos >= end:
+            raise DecodeError(f"varint longer than {max_bytes} bytes", offset)
+        try:
+            b = data[pos]
+        except IndexError:
+            raise DecodeError("truncated varint", offset) from None
+        result |= (b & 0x7F) << shift
+        pos += 1
+        if b < 0x80:
+            return result, pos
+        shift += 7
+
+
+def write_unsigned_varint(n: int) -> bytes:
+    """Encode ``0 <= n < 2**32`` as an unsigned varint (1 to 5 bytes).
+
+    >>> write_unsigned_varint(300).hex()
+    'ac02'
+
+    Raises ValueError when ``n`` is outside the unsigned 32-bit range.
+    """
+    if not 0 <= n <= _U32_MAX:
+        raise ValueError(f"unsigned varint out of range: {n}")
+    return _encode_unsigned(n)
+
+
+def read_unsigned_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
+    """Decode an unsigned varint at ``offset``; return ``(value, next_offset)``.
+
+    Raises DecodeError on truncated input, a 5th byte with its high bit set, or a value
+    beyond 32 bits.
+    """
+    value, pos = _decode_unsigned(data, offset, 5)
+    if value > _U32_MAX:
+        raise DecodeError("unsigned varint exceeds 32 bits", offset)
+    return value, pos
+
+
+def write_varint(n: int) -> bytes:
+    """Zigzag-encode a signed 32-bit ``n`` (``-1`` is ``01``, ``64`` is ``80 01``).
+
+    Raises ValueError when ``n`` is outside the signed 32-bit range.
+    """
+    if not _I32_MIN <= n <= _I32_MAX:
+        raise ValueError(f"varint out of 32-bit range: {n}")
+    return _encode_unsigned(((n << 1) ^ (n >> 31)) & _U32_MAX)
+
+
+def read_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
+    """Decode a zigzag varint at ``offset``; return ``(value, next_offset)``.
+
+    Raises DecodeError on truncated or over-long (more than 5 bytes) input.
+    """
+    raw, pos = _decode_unsigned(data, offset, 5)
+    if raw > _U32_MAX:
+        raise DecodeError("varint exceeds 32 bits", offset)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def write_varlong(n: int) -> bytes:
+    """Zigzag-encode a signed 64-bit ``n`` (1 to 10 bytes).
+
+    Raises ValueError when ``n`` is outside the signed 64-bit range.
+    """
+    if not _I64_MIN <= n <= _I64_MAX:
+        raise ValueError(f"varlong out of 64-bit range: {n}")
+    return _encode_unsigned(((n << 1) ^ (n >> 63)) & _U64_MAX)
+
+
+def read_varlong(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
+    """Decode a zigzag varlong at ``offset``; return ``(value, next_offset)``.
+
+    Raises DecodeError on truncated or over-long (more than 10 bytes) input.
+    """
+    raw, pos = _decode_unsigned(data, offset, 10)
+    if raw > _U64_MAX:
+        raise DecodeError("varlong exceeds 64 bits", offset)
+    return (raw >> 1) ^ -(raw & 1), pos
+
+
+def varint_size(n: int) -> int:
+    """Bytes that :func:`write_varint` uses for ``n`` (no range check; for size estimates)."""
+    zz = ((n << 1) ^ (n >> 31)) & _U32_MAX
+    size = 1
+    while zz >= 0x80:
+        zz >>= 7
+        size += 1
+    return size
