@@ -13,6 +13,7 @@ from kheaders._errors import (
     SerializationError,
 )
 from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._records import ProducerRecord, RecordMetadata
 
 __version__ = "0.1.0"
 
@@ -27,7 +28,9 @@ __all__ = [
     "HeaderValue",
     "Headers",
     "KHeadersError",
+    "ProducerRecord",
     "ReadOnlyHeadersError",
+    "RecordMetadata",
     "SerializationError",
     "__version__",
 ]
