@@ -14,6 +14,7 @@ from kheaders._errors import (
 )
 from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
 from kheaders._records import ProducerRecord, RecordMetadata
+from kheaders._serde_protocols import Deserializer, Serializer
 
 __version__ = "0.1.0"
 
@@ -22,6 +23,7 @@ __all__ = [
     "ConfigurationError",
     "DecodeError",
     "DeserializationError",
+    "Deserializer",
     "Header",
     "HeaderLimitError",
     "HeaderTypes",
@@ -32,5 +34,6 @@ __all__ = [
     "ReadOnlyHeadersError",
     "RecordMetadata",
     "SerializationError",
+    "Serializer",
     "__version__",
 ]
