@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+from kheaders._chain import (
+    Closeable,
+    Configurable,
+    InterceptorChain,
+    OnAcknowledgement,
+    OnCommit,
+    OnConsume,
+    OnSend,
+)
+from kheaders._consumer import Consumer, wrap_consumer
+from kheaders._deadletter import DeadLetterPublisher, dead_letter_headers
 from kheaders._errors import (
     BrokerUnavailableError,
     ConfigurationError,
@@ -13,6 +24,7 @@ from kheaders._errors import (
     SerializationError,
 )
 from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._producer import Producer, wrap_producer
 from kheaders._records import ProducerRecord, RecordMetadata
 from kheaders._serde_protocols import Deserializer, Serializer
 
@@ -20,7 +32,11 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BrokerUnavailableError",
+    "Closeable",
+    "Configurable",
     "ConfigurationError",
+    "Consumer",
+    "DeadLetterPublisher",
     "DecodeError",
     "DeserializationError",
     "Deserializer",
@@ -29,11 +45,20 @@ __all__ = [
     "HeaderTypes",
     "HeaderValue",
     "Headers",
+    "InterceptorChain",
     "KHeadersError",
+    "OnAcknowledgement",
+    "OnCommit",
+    "OnConsume",
+    "OnSend",
+    "Producer",
     "ProducerRecord",
     "ReadOnlyHeadersError",
     "RecordMetadata",
     "SerializationError",
     "Serializer",
     "__version__",
+    "dead_letter_headers",
+    "wrap_consumer",
+    "wrap_producer",
 ]
