@@ -90,7 +90,7 @@ _LIFECYCLE = frozenset({"configure", "close"})
 
 
 def _name(interceptor: object) -> str:
-    return type(interceptor).__qualname__
+    return type(interceptor).__name__
 
 
 def _check_interceptor(interceptor: object, hooks: Sequence[str]) -> None:

@@ -43,12 +43,12 @@ _READ_ONLY_AT_SEND = (
 )
 
 
-def _bad_header(item: object) -> TypeError:
+def _bad_header(item: object) -> TypeError | ValueError:
     if not isinstance(item, tuple) or len(item) != 2:
         return TypeError(f"headers must be (key, value) tuples, got {item!r}")
     key = item[0]
     if isinstance(key, str):
-        return TypeError("header key must not be empty")
+        return ValueError("header key must not be empty")
     return TypeError(
         f"header key must be str, got {type(key).__name__} {key!r}"
         " (kheaders never converts keys with str(); decode bytes keys first)"
