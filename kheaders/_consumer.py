@@ -198,30 +198,49 @@ class Consumer:
         msgs = self._consumer.consume(num_messages, timeout)
         if not msgs:
             return msgs
-        prepare = self._prepare
-        out: list[Message] = []
-        events: list[Message] = []
-        failed = 0
-        for msg in msgs:
-            if msg.error() is not None:
-                events.append(msg)
-                out.append(msg)
-                continue
-            try:
-                prepare(msg)
-            except DeserializationError as exc:
-                self._pending.append(exc)
-                failed += 1
-                continue
-            out.append(msg)
-        if self._chain.on_consume:
-            records = [m for m in out if m.error() is None] if events else out
-            if records:
-                records = self._chain.consume(records)
-            out = records + events if events else records
-        if failed and not out:
+        if self._key_de is None and self._value_de is None:
+            # the common case, kept lean: wrap headers, no per-record method calls
+            trusted = Headers._trusted
+            events = False
+            for msg in msgs:
+                if msg.error() is None:
+                    h = msg.headers()
+                    msg.set_headers(trusted(h, read_only=True) if h else _EMPTY)  # type: ignore[arg-type]
+                else:
+                    events = True
+            out = msgs
+        else:
+            out, events = self._prepare_batch(msgs)
+        if self._chain.on_consume and out:
+            out = self._intercept(out, events)
+        if not out and self._pending:
             raise self._pending.popleft()
         return out
+
+    def _prepare_batch(self, msgs: list[Message]) -> tuple[list[Message], bool]:
+        """Prepare each record; keep failures in ``_pending``; return the rest (in order)."""
+        prepare = self._prepare
+        out: list[Message] = []
+        events = False
+        for msg in msgs:
+            if msg.error() is not None:
+                events = True
+            else:
+                try:
+                    prepare(msg)
+                except DeserializationError as exc:
+                    self._pending.append(exc)
+                    continue
+            out.append(msg)
+        return out, events
+
+    def _intercept(self, out: list[Message], events: bool) -> list[Message]:
+        """on_consume over the batch's records; error events follow them, untouched."""
+        if not events:
+            return self._chain.consume(out)
+        records = [m for m in out if m.error() is None]
+        tail = [m for m in out if m.error() is not None]
+        return (self._chain.consume(records) if records else []) + tail
 
     # -- offsets ----------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import confluent_kafka
 import structlog
@@ -164,7 +164,7 @@ class Producer:
         self._default_cb = default_cb
         self._owned = owned
         self._closed = False
-        if not (chain.on_send or chain.on_acknowledgement or key_ser or value_ser):
+        if not (chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb):
             self.__class__ = _PlainProducer  # same object, the lean produce()
 
     # -- produce ----------------------------------------------------------------------------
@@ -180,8 +180,7 @@ class Producer:
         timestamp: int = 0,
         headers: HeaderTypes = None,
     ) -> None:
-        cb = callback or on_delivery or self._default_cb
-        if cb is None:
+        if callback is None and on_delivery is None:
             if headers is not None:
                 if type(headers) is list:
                     for h in headers:
@@ -194,6 +193,20 @@ class Producer:
                     hs = _writable(headers).close()
                     headers = hs._items or None
             return self._raw_produce(topic, value, key, partition, None, None, timestamp, headers)
+        cb = cast("DeliveryCallback", callback or on_delivery)
+        return self._produce_with_callback(topic, value, key, partition, cb, timestamp, headers)
+
+    def _produce_with_callback(  # noqa: PLR0917 - forwards produce()'s arguments
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int,
+        cb: DeliveryCallback,
+        timestamp: int,
+        headers: HeaderTypes,
+    ) -> None:
+        """No interceptor, no serializer: only the callback needs the record's Headers."""
         closed = _writable(headers).close() if headers is not None else _EMPTY
 
         def report(err: KafkaError | None, msg: Message) -> None:
