@@ -267,11 +267,13 @@ class Producer:
         java_cb: SendCallback | None,
     ) -> None:
         chain = self._chain
-        if chain.on_send:
-            record = chain.send(record)
         topic = record.topic
         headers = record.headers
         try:
+            if chain.on_send:  # raises only in strict mode
+                record = chain.send(record)
+                topic = record.topic
+                headers = record.headers
             if type(headers) is not Headers:
                 headers = record.headers = Headers(headers)
             key = record.key

@@ -192,10 +192,13 @@ def test_strict_producer_raises_the_interceptors_error() -> None:
             raise RuntimeError("boom")
 
     reports: list[Any] = []
-    p = Producer(counting(reports), interceptors=[Boom()], strict=True)
+    rec = Recorder()
+    p = Producer(counting(reports), interceptors=[Boom(), rec], strict=True)
     with pytest.raises(RuntimeError, match="boom"):
         p.produce("t", b"v")
     assert queued(p, reports) == 0
+    assert rec.sent == []
+    assert [type(err) for _, err, _ in rec.acks] == [RuntimeError]  # still acknowledged once
     p.close(timeout=0)
 
 
