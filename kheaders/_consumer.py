@@ -73,7 +73,16 @@ class Consumer:
     that implements no consumer hook, and KafkaException for a setting librdkafka rejects.
     """
 
-    __slots__ = ("_chain", "_closed", "_consumer", "_group", "_key_de", "_pending", "_value_de")
+    __slots__ = (
+        "_chain",
+        "_closed",
+        "_consumer",
+        "_extra",
+        "_group",
+        "_key_de",
+        "_pending",
+        "_value_de",
+    )
 
     def __init__(
         self,
@@ -118,6 +127,7 @@ class Consumer:
         self._value_de = value_de
         self._group = group
         self._pending: deque[DeserializationError] = deque()
+        self._extra: deque[Message] = deque()  # records an on_consume added to a poll()
         self._closed = False
 
     @classmethod
@@ -178,13 +188,18 @@ class Consumer:
         """
         if self._pending:
             raise self._pending.popleft()
+        if self._extra:
+            return self._extra.popleft()
         msg = self._consumer.poll(timeout)
         if msg is None or msg.error() is not None:
             return msg
         self._prepare(msg)
         if self._chain.on_consume:
             out = self._chain.consume([msg])
-            return out[0] if out else None
+            if not out:
+                return None
+            self._extra.extend(out[1:])  # never dropped: the next calls return them
+            return out[0]
         return msg
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
@@ -195,6 +210,10 @@ class Consumer:
         """
         if self._pending:
             raise self._pending.popleft()
+        if self._extra:
+            extra = list(self._extra)
+            self._extra.clear()
+            return extra
         msgs = self._consumer.consume(num_messages, timeout)
         if not msgs:
             return msgs

@@ -186,6 +186,20 @@ def test_on_consume_may_filter_a_batch() -> None:
     assert c.poll(1) is None
 
 
+def test_records_an_on_consume_adds_to_a_poll_are_returned_later_not_dropped() -> None:
+    class Twice:
+        def on_consume(self, messages: list[Message]) -> list[Message]:
+            return [*messages, msg(9, b"added")]
+
+    stub = StubConsumer([[msg(0, b"a")], [msg(1, b"b")]])
+    c = wrap_consumer(stub, interceptors=[Twice()])  # type: ignore[arg-type]
+    first, second = c.poll(1), c.poll(1)
+    assert first is not None
+    assert second is not None
+    assert (first.value(), second.value()) == (b"a", b"added")
+    assert [m.value() for m in c.consume(10)] == [b"b", b"added"]
+
+
 @pytest.fixture
 def committed_topic(bootstrap: str, topic: str) -> str:
     produce_raw(bootstrap, topic, [(None, b"v%d" % i, None) for i in range(3)])
