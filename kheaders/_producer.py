@@ -164,7 +164,10 @@ class Producer:
         self._default_cb = default_cb
         self._owned = owned
         self._closed = False
-        if not (chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb):
+        plain = not (
+            chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb
+        )
+        if plain and type(self) is Producer:  # a user's subclass keeps its class (full path)
             self.__class__ = _PlainProducer  # same object, the lean produce()
 
     # -- produce ----------------------------------------------------------------------------
@@ -379,8 +382,9 @@ class Producer:
                 _log.warning("records not delivered before close; purged", count=remaining)
                 self._producer.purge()
                 self._producer.poll(0)
-            if self._owned:
-                self._producer.close()
+            close = getattr(self._producer, "close", None)  # newer confluent-kafka only
+            if self._owned and close is not None:
+                close()
         finally:
             self._chain.close()
         return remaining

@@ -350,3 +350,16 @@ def test_no_interceptor_no_serializer_picks_the_lean_produce() -> None:
     assert type(q).produce is Producer.produce
     p.close(timeout=0)
     q.close(timeout=0)
+
+
+def test_a_subclass_keeps_its_class_and_methods() -> None:
+    class Mine(Producer):
+        __slots__ = ()
+
+        def hello(self) -> str:
+            return "mine"
+
+    p = Mine(UNREACHABLE)
+    assert type(p) is Mine
+    assert p.hello() == "mine"
+    p.close(timeout=0)
