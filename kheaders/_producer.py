@@ -417,6 +417,9 @@ class _PlainProducer(Producer):
     produce = Producer._produce_plain
 
 
+Producer._produce_plain.__doc__ = Producer.produce.__doc__
+
+
 def _readable(headers: object) -> Headers:
     return headers if type(headers) is Headers else _EMPTY
 

@@ -8,7 +8,7 @@ from kheaders import ConfigurationError, Consumer, Producer
 from kheaders._config import load_dotted, resolve
 from tests import interceptor_fixtures as fx
 
-BOOT = {"bootstrap.servers": "127.0.0.1:9"}  # never contacted by these tests
+BOOT = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}  # nothing listens there
 
 
 @pytest.fixture(autouse=True)
