@@ -189,11 +189,9 @@ class ToConfluentSerializer(ConfluentSerializer):
     def __call__(self, obj: object, ctx: SerializationContext | None = None) -> bytes | None:
         topic, given = _context(ctx)
         headers = Headers() if given is None else Headers(given)  # type: ignore[arg-type]
-        # Headers only appends to its list in place, or swaps in a new one: this spots both.
-        before = headers._items
-        count = len(before)
+        before = headers.to_list()
         result = self._serializer.serialize(topic, headers, obj)
-        if headers._items is not before or len(before) != count:
+        if headers._items != before:
             _write_back(topic, headers, given)
         return result
 
