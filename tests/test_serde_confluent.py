@@ -118,6 +118,29 @@ def test_confluent_serializer_adding_an_invalid_header_fails_naming_it() -> None
         from_confluent(bad, kind="serializer").serialize("t", Headers(), 1)
 
 
+def test_confluent_serializer_that_replaces_ctx_headers_is_mirrored() -> None:
+    def swap(obj: object, ctx: SerializationContext | None) -> bytes:
+        assert ctx is not None
+        ctx.headers = {"only": "this"}
+        return b"x"
+
+    headers = Headers([("old", b"1")])
+    from_confluent(swap, kind="serializer").serialize("t", headers, None)
+    assert headers.to_list() == [("only", b"this")]
+
+
+def test_a_bad_header_among_appended_ones_leaves_the_headers_unchanged() -> None:
+    def half_bad(obj: object, ctx: SerializationContext | None) -> bytes:
+        assert ctx is not None
+        ctx.headers.extend([("good", b"1"), ("bad", 3)])
+        return b"x"
+
+    headers = Headers([("a", b"0")])
+    with pytest.raises(TypeError, match="header 'bad'"):
+        from_confluent(half_bad, kind="serializer").serialize("t", headers, None)
+    assert headers.to_list() == [("a", b"0")]
+
+
 def test_confluent_serializer_returning_non_bytes_is_a_type_error() -> None:
     with pytest.raises(TypeError, match=r"topic 'orders'.*returned str"):
         from_confluent(lambda o, c: "text", kind="serializer").serialize("orders", Headers(), 1)
