@@ -36,6 +36,8 @@ def _encode_unsigned(n: int) -> bytes:
 def _decode_unsigned(
     data: bytes | bytearray | memoryview, offset: int, max_bytes: int
 ) -> tuple[int, int]:
+    if offset < 0:
+        raise DecodeError("negative offset", offset)
     try:
         b = data[offset]
     except IndexError:
