@@ -11,11 +11,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, TypeAlias, TypeVar, overload
 
 from kheaders._errors import DecodeError, ReadOnlyHeadersError
-from kheaders._header import Header as Header
+from kheaders._header import Header
 from kheaders._headerwire import block_size, decode_block, encode_block
 
 if TYPE_CHECKING:
     from kheaders._codec import ValueCodec
+
+__all__ = ["Header", "HeaderTypes", "HeaderValue", "Headers"]
 
 T = TypeVar("T")
 _new_tuple = tuple.__new__
