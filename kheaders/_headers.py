@@ -303,6 +303,25 @@ class Headers:
             return map(Header._make, items)
         return iter(items)
 
+    def __getitem__(self, key: str) -> bytes | None:
+        """The last value of ``key`` (so ``dict(headers)`` keeps the last of each key).
+
+        >>> h = Headers([("a", b"1"), ("a", b"2")])
+        >>> h["a"], dict(h)
+        (b'2', {'a': b'2'})
+
+        Raises KeyError when ``key`` is absent, TypeError for a non-``str`` key.
+        """
+        if type(key) is not str and not isinstance(key, str):
+            raise TypeError(
+                f"headers are looked up by str key, got {type(key).__name__};"
+                " use list(headers) for positions"
+            )
+        for h in reversed(self._items):
+            if h[0] == key:
+                return h[1]
+        raise KeyError(key)
+
     def __len__(self) -> int:
         return len(self._items)
 
