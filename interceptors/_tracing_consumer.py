@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, TypeAlias
 
 from confluent_kafka import Message
 from opentelemetry import trace
@@ -35,7 +35,7 @@ from interceptors._tracing_common import (
 
 LINK_ONLY_KEY = "kheaders.tracing.link.only"
 
-AnyMessage = Message[Any, Any]
+AnyMessage: TypeAlias = "Message[Any, Any]"
 """A confluent-kafka Message whatever its key and value types."""
 
 
