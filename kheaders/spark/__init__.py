@@ -1,0 +1,29 @@
+"""Kafka for PySpark with headers: the ``kheaders`` data source (reads and writes like Spark's
+``kafka`` format, through confluent-kafka). Needs the ``spark`` extra (pyspark, pyarrow)."""
+
+from __future__ import annotations
+
+from kheaders.spark._arrow import HEADERS_TYPE, arrow_schema, kafka_schema
+from kheaders.spark._errors import DataLossError, DeliveryError
+from kheaders.spark._source import (
+    KafkaDataSource,
+    kafka_connector_available,
+    kafka_reader,
+    read_kafka,
+    register,
+)
+from kheaders.spark._writer import DEFAULT_PARTITIONER
+
+__all__ = [
+    "DEFAULT_PARTITIONER",
+    "HEADERS_TYPE",
+    "DataLossError",
+    "DeliveryError",
+    "KafkaDataSource",
+    "arrow_schema",
+    "kafka_connector_available",
+    "kafka_reader",
+    "kafka_schema",
+    "read_kafka",
+    "register",
+]
