@@ -14,26 +14,92 @@ from kheaders._errors import (
 )
 from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
 from kheaders._records import ProducerRecord, RecordMetadata
+from kheaders._redact import Redactor, is_sensitive, render_headers
+from kheaders._serde import (
+    CONTENT_TYPE,
+    BytesDeserializer,
+    BytesSerializer,
+    DoubleDeserializer,
+    DoubleSerializer,
+    IntegerDeserializer,
+    IntegerSerializer,
+    LongDeserializer,
+    LongSerializer,
+    StringDeserializer,
+    StringSerializer,
+)
+from kheaders._serde_confluent import (
+    FromConfluentDeserializer,
+    FromConfluentSerializer,
+    ToConfluentDeserializer,
+    ToConfluentSerializer,
+    from_confluent,
+    to_confluent,
+)
+from kheaders._serde_json import (
+    ContentTypeDeserializer,
+    JsonDeserializer,
+    JsonSerializer,
+    media_type,
+)
 from kheaders._serde_protocols import Deserializer, Serializer
+from kheaders._traceparent import (
+    TraceParent,
+    extract_trace_parent,
+    extract_trace_state,
+    format_tracestate,
+    parse_traceparent,
+    parse_tracestate,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "CONTENT_TYPE",
     "BrokerUnavailableError",
+    "BytesDeserializer",
+    "BytesSerializer",
     "ConfigurationError",
+    "ContentTypeDeserializer",
     "DecodeError",
     "DeserializationError",
     "Deserializer",
+    "DoubleDeserializer",
+    "DoubleSerializer",
+    "FromConfluentDeserializer",
+    "FromConfluentSerializer",
     "Header",
     "HeaderLimitError",
     "HeaderTypes",
     "HeaderValue",
     "Headers",
+    "IntegerDeserializer",
+    "IntegerSerializer",
+    "JsonDeserializer",
+    "JsonSerializer",
     "KHeadersError",
+    "LongDeserializer",
+    "LongSerializer",
     "ProducerRecord",
     "ReadOnlyHeadersError",
     "RecordMetadata",
+    "Redactor",
     "SerializationError",
     "Serializer",
+    "StringDeserializer",
+    "StringSerializer",
+    "ToConfluentDeserializer",
+    "ToConfluentSerializer",
+    "TraceParent",
     "__version__",
+    "extract_trace_parent",
+    "extract_trace_state",
+    "format_tracestate",
+    "from_confluent",
+    "is_sensitive",
+    "media_type",
+    "parse_traceparent",
+    "parse_tracestate",
+    "render_headers",
+    "to_confluent",
 ]
