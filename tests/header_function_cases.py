@@ -38,8 +38,11 @@ _HAND: list[HeaderCase] = [
     HeaderCase("duplicates, last wins", [("a", b"1"), ("b", b"x"), ("a", b"2")]),
     HeaderCase("null value last", [("a", b"1"), ("a", None)]),
     HeaderCase("empty value", [("a", b"")]),
-    HeaderCase("non-ascii key and value", [("ключ", "значение".encode()), ("a", "é".encode())],
-               ("ключ", "a")),
+    HeaderCase(
+        "non-ascii key and value",
+        [("ключ", "значение".encode()), ("a", "é".encode())],
+        ("ключ", "a"),
+    ),
     HeaderCase("invalid utf-8 overlong", [("a", b"\xc0\xaf")]),
     HeaderCase("invalid utf-8 surrogate", [("a", b"\xed\xa0\x80")]),
     HeaderCase("invalid utf-8 truncated", [("a", b"\xe2\x82")]),
@@ -78,6 +81,13 @@ _HAND: list[HeaderCase] = [
     HeaderCase("traceparent trailing newline", _tp(f"00-{TRACE}-{SPAN}-01\n")),
     HeaderCase("traceparent leading space", _tp(f" 00-{TRACE}-{SPAN}-01")),
     HeaderCase("traceparent not hex", _tp(f"00-{TRACE[:-1]}g-{SPAN}-01")),
+    HeaderCase("traceparent surrounding tab and spaces", _tp(f"\t 00-{TRACE}-{SPAN}-01  ")),
+    HeaderCase("traceparent future trailing space", _tp(f"cc-{TRACE}-{SPAN}-01-x ")),
+    HeaderCase("traceparent future space not dash", _tp(f"cc-{TRACE}-{SPAN}-01 x")),
+    HeaderCase("traceparent future bare dash", _tp(f"cc-{TRACE}-{SPAN}-01-")),
+    HeaderCase("traceparent future newline data", _tp(f"cc-{TRACE}-{SPAN}-01-\n")),
+    HeaderCase("traceparent future non-ascii", _tp(f"cc-{TRACE}-{SPAN}-01-é")),
+    HeaderCase("traceparent 00 trailing tab data", _tp(f"00-{TRACE}-{SPAN}-01\tx")),
     HeaderCase("traceparent invalid utf-8", [("traceparent", GOOD_TP[:-1] + b"\xff")]),
 ]
 

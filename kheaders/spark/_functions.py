@@ -19,11 +19,13 @@ ColumnOrName = Column | str
 """A Column, or the name of one."""
 
 _HEX_BYTE = "[0-9a-f]"
-# W3C Trace Context: version-traceid-parentid-flags, lowercase hex; a future version may
-# append "-..." after the 55 characters of version 00. \z (not $): Java's $ also matches
-# before a final newline.
+# W3C Trace Context as kheaders._traceparent reads it: ASCII only, optional spaces/tabs
+# around the value, version-traceid-parentid-flags in lowercase hex, and after the 55
+# characters of version 00 a future version may carry "-..." (group 5, lazy so trailing
+# white space is not part of it). \z, not $: Java's $ also matches before a final newline.
 _TRACEPARENT = (
-    rf"^({_HEX_BYTE}{{2}})-({_HEX_BYTE}{{32}})-({_HEX_BYTE}{{16}})-({_HEX_BYTE}{{2}})((?s:-.*))?\z"
+    rf"^[ \t]*({_HEX_BYTE}{{2}})-({_HEX_BYTE}{{32}})-({_HEX_BYTE}{{16}})-({_HEX_BYTE}{{2}})"
+    r"(-[\x00-\x7f]*?)?[ \t]*\z"
 )
 _ZERO_TRACE_ID = "0" * 32
 _ZERO_SPAN_ID = "0" * 16
@@ -135,17 +137,17 @@ def header_varlong(headers: ColumnOrName, key: Column | str) -> Column:
 
 def _traceparent_part(headers: ColumnOrName, group: int) -> Column:
     values = header_values(headers, "traceparent")
-    text = _utf8(sf.try_element_at(values, sf.lit(1)))
-    part = sf.regexp_extract(text, _TRACEPARENT, group)
+    text = sf.try_element_at(values, sf.lit(1)).cast("string")
     version = sf.regexp_extract(text, _TRACEPARENT, 1)
     valid = (
         (sf.size(values) == 1)
         & text.rlike(_TRACEPARENT)
         & (version != "ff")
-        & ((version != "00") | (sf.length(text) == 55))
+        & ((version != "00") | (sf.regexp_extract(text, _TRACEPARENT, 5) == ""))
         & (sf.regexp_extract(text, _TRACEPARENT, 2) != _ZERO_TRACE_ID)
         & (sf.regexp_extract(text, _TRACEPARENT, 3) != _ZERO_SPAN_ID)
     )
+    part = sf.regexp_extract(text, _TRACEPARENT, group)
     return sf.when(sf.coalesce(valid, sf.lit(False)), part).otherwise(sf.lit(None).cast("string"))
 
 
@@ -154,8 +156,10 @@ def trace_id(headers: ColumnOrName) -> Column:
 
     NULL when there is no ``traceparent``, more than one (a restarted trace), or it is
     invalid by W3C Trace Context: not lowercase hex, version ``ff``, an all-zero trace or
-    span id, wrong field lengths or counts, version ``00`` not exactly 55 characters, a
-    future version whose extra data does not start with ``-``, or bytes that are not UTF-8.
+    span id, wrong field lengths or counts, trailing data after version ``00``, a future
+    version whose extra data does not start with ``-``, or bytes that are not ASCII.
+    Spaces and tabs around the value are ignored. Same answers as
+    ``kheaders._traceparent.extract_trace_parent``.
     """
     return _traceparent_part(headers, 2)
 
