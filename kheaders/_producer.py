@@ -21,17 +21,13 @@ import structlog
 
 from kheaders._chain import PRODUCER_HOOKS, InterceptorChain
 from kheaders._config import _close_quietly, resolve
+from kheaders._delivery import DeliveryCallback, SendCallback, delivery_report
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._headers import Headers, HeaderTypes
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message
-
-DeliveryCallback = Callable[["KafkaError | None", "Message"], object]
-"""confluent-kafka's callback: ``(err, msg)``; kheaders makes ``msg.headers()`` the Headers."""
-SendCallback = Callable[[RecordMetadata, "KafkaError | None"], object]
-"""Java's callback for :meth:`Producer.send`: ``(metadata, error)``."""
 
 _log = structlog.get_logger("kheaders.producer")
 
@@ -64,22 +60,6 @@ def _writable(headers: HeaderTypes) -> Headers:
             raise ReadOnlyHeadersError(_READ_ONLY_AT_SEND)
         return headers
     return Headers(headers)
-
-
-def _metadata(msg: Message) -> RecordMetadata:
-    ts_type, ts = msg.timestamp()
-    offset = msg.offset()
-    partition = msg.partition()
-    key = msg.key()
-    value = msg.value()
-    return RecordMetadata(
-        msg.topic() or "",
-        -1 if partition is None else partition,
-        offset if offset is not None and offset >= 0 else -1,
-        ts if ts_type else None,
-        -1 if key is None else len(key),
-        -1 if value is None else len(value),
-    )
 
 
 class Producer:
@@ -288,7 +268,8 @@ class Producer:
             headers.close()
             report = None
             if cb is not None or java_cb is not None or chain.on_acknowledgement:
-                report = self._report(headers, cb, java_cb)
+                ack = chain.acknowledge if chain.on_acknowledgement else None
+                report = delivery_report(headers, ack, cb, java_cb)
             partition = record.partition
             self._raw_produce(
                 topic,
@@ -319,23 +300,6 @@ class Producer:
                 topic=topic,
                 field=field,
             ) from exc
-
-    def _report(
-        self, headers: Headers, cb: DeliveryCallback | None, java_cb: SendCallback | None
-    ) -> Callable[[KafkaError | None, Message], None]:
-        ack = self._chain.acknowledge if self._chain.on_acknowledgement else None
-
-        def report(err: KafkaError | None, msg: Message) -> None:
-            md = _metadata(msg) if ack is not None or java_cb is not None else None
-            if ack is not None:
-                ack(md, err, headers)  # type: ignore[arg-type]
-            if java_cb is not None:
-                java_cb(md, err)  # type: ignore[arg-type]
-            elif cb is not None:
-                msg.set_headers(headers)  # type: ignore[arg-type]
-                cb(err, msg)
-
-        return report
 
     # -- the rest of the producer -----------------------------------------------------------
 
