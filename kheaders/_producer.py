@@ -23,7 +23,7 @@ from kheaders._chain import PRODUCER_HOOKS, InterceptorChain
 from kheaders._config import _close_quietly, resolve
 from kheaders._delivery import DeliveryCallback, SendCallback, delivery_report
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
-from kheaders._headers import Headers, HeaderTypes
+from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
@@ -49,6 +49,20 @@ def _bad_header(item: object) -> TypeError | ValueError:
         f"header key must be str, got {type(key).__name__} {key!r}"
         " (kheaders never converts keys with str(); decode bytes keys first)"
     )
+
+
+def _normalised(headers: list[tuple[str, HeaderValue]], exc: TypeError) -> list[Header] | None:
+    """Headers librdkafka refused, normalised as Headers would store them.
+
+    Raises the Headers model's error (naming the header), or ``exc`` itself when the headers
+    were not the problem.
+    """
+    if all(v is None or type(v) is bytes or type(v) is str for _, v in headers):
+        raise exc  # librdkafka takes these values: the key or value of the record is at fault
+    try:
+        return Headers(headers)._items or None
+    except (TypeError, ValueError) as bad:
+        raise bad from None
 
 
 def _writable(headers: HeaderTypes) -> Headers:
@@ -175,6 +189,14 @@ class Producer:
                 else:
                     hs = _writable(headers).close()
                     headers = hs._items or None
+            try:
+                return self._raw_produce(
+                    topic, value, key, partition, None, None, timestamp, headers
+                )
+            except TypeError as exc:  # e.g. a bytearray value: confluent takes bytes/str only
+                if type(headers) is not list:
+                    raise
+                headers = _normalised(headers, exc)
             return self._raw_produce(topic, value, key, partition, None, None, timestamp, headers)
         cb = cast("DeliveryCallback", callback or on_delivery)
         return self._produce_with_callback(topic, value, key, partition, cb, timestamp, headers)
