@@ -211,9 +211,8 @@ class Consumer:
         if self._pending:
             raise self._pending.popleft()
         if self._extra:
-            extra = list(self._extra)
-            self._extra.clear()
-            return extra
+            take = min(max(num_messages, 1), len(self._extra))
+            return [self._extra.popleft() for _ in range(take)]
         msgs = self._consumer.consume(num_messages, timeout)
         if not msgs:
             return msgs

@@ -187,17 +187,20 @@ def test_on_consume_may_filter_a_batch() -> None:
 
 
 def test_records_an_on_consume_adds_to_a_poll_are_returned_later_not_dropped() -> None:
-    class Twice:
+    class AddTwo:
         def on_consume(self, messages: list[Message]) -> list[Message]:
-            return [*messages, msg(9, b"added")]
+            return [*messages, msg(8, b"x"), msg(9, b"y")]
 
     stub = StubConsumer([[msg(0, b"a")], [msg(1, b"b")]])
-    c = wrap_consumer(stub, interceptors=[Twice()])  # type: ignore[arg-type]
-    first, second = c.poll(1), c.poll(1)
+    c = wrap_consumer(stub, interceptors=[AddTwo()])  # type: ignore[arg-type]
+    first = c.poll(1)
     assert first is not None
+    assert first.value() == b"a"
+    assert [m.value() for m in c.consume(1)] == [b"x"]  # kept ones first, at most num_messages
+    second = c.poll(1)
     assert second is not None
-    assert (first.value(), second.value()) == (b"a", b"added")
-    assert [m.value() for m in c.consume(10)] == [b"b", b"added"]
+    assert second.value() == b"y"
+    assert [m.value() for m in c.consume(10)] == [b"b", b"x", b"y"]
 
 
 @pytest.fixture
