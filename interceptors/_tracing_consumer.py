@@ -129,7 +129,7 @@ class TracingConsumerInterceptor:
     ``kheaders.tracing.link.only`` (bool, default false) is read for :meth:`process_span`.
     """
 
-    __slots__ = ("_base", "_link_only", "_settings", "_tracer")
+    __slots__ = ("_base", "_link_only", "_provider", "_settings", "_tracer")
 
     def __init__(
         self,
@@ -137,6 +137,7 @@ class TracingConsumerInterceptor:
         tracer_provider: trace.TracerProvider | None = None,
         link_only: bool | None = None,
     ) -> None:
+        self._provider = tracer_provider
         self._tracer = get_tracer(tracer_provider)
         self._settings = link_only
         self._link_only = bool(link_only)
@@ -153,6 +154,7 @@ class TracingConsumerInterceptor:
         """
         if self._settings is None:
             self._link_only = get_bool(config, LINK_ONLY_KEY, False)
+        self._tracer = get_tracer(self._provider)
         base: Attributes = {
             MESSAGING_SYSTEM: "kafka",
             OPERATION_NAME: "poll",

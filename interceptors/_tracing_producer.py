@@ -84,6 +84,7 @@ class TracingProducerInterceptor:
         "_pending",
         "_prop_state",
         "_propagator",
+        "_provider",
         "_server",
         "_settings",
         "_tracer",
@@ -107,6 +108,7 @@ class TracingProducerInterceptor:
         self._mode = mode or "propagate"
         self._overwrite = bool(overwrite)
         self._max_pending = max_pending or DEFAULT_MAX_PENDING
+        self._provider = tracer_provider
         self._tracer = get_tracer(tracer_provider)
         self._propagator = propagator
         self._client_id: str | None = None
@@ -137,6 +139,8 @@ class TracingProducerInterceptor:
         self._client_id = get_str(config, "client.id")
         self._server = server_address(config)
         self._attrs = {}
+        # the global provider may have been installed since construction: skip the proxy
+        self._tracer = get_tracer(self._provider)
 
     # -- helpers ------------------------------------------------------------------------------
 

@@ -36,8 +36,8 @@ class ClientIdInterceptor:
     >>> from kheaders import ProducerRecord
     >>> icpt = ClientIdInterceptor(app_name="billing")
     >>> icpt.configure({"client.id": "billing-7"})
-    >>> icpt.on_send(ProducerRecord("t", b"v")).headers.to_list()
-    [('client.id', b'billing-7'), ('app.name', b'billing')]
+    >>> icpt.on_send(ProducerRecord("t", b"v")).headers.to_dict()
+    {'client.id': b'billing-7', 'app.name': b'billing'}
 
     Raises ConfigurationError for an empty header key.
     """

@@ -100,10 +100,11 @@ class CorrelationIdInterceptor:
     the id bound for the record being handled instead of a new uuid4), ``bind``
     (``kheaders.correlation.bind``: bind single-record batches in ``on_consume``).
 
-    >>> from kheaders import ProducerRecord, Headers
+    >>> from kheaders import ProducerRecord
     >>> icpt = CorrelationIdInterceptor()
-    >>> icpt.on_send(ProducerRecord("t", headers=[("correlation.id", "keep")])).headers.to_list()
-    [('correlation.id', b'keep')]
+    >>> out = icpt.on_send(ProducerRecord("t", headers=[("correlation.id", "keep")]))
+    >>> out.headers.values("correlation.id")
+    [b'keep']
 
     Raises ConfigurationError for an empty header key.
     """
