@@ -42,9 +42,10 @@ DEFAULT_MAX_PENDING = 100_000
 _MAX_TOPICS = 1024
 _NO_ACK = "kheaders.no_acknowledgement"
 _TRACE_FIELDS = frozenset({TRACEPARENT, TRACESTATE})
+_NO_LINKS: tuple[Link, ...] = ()
 
 _PropState = tuple[TextMapPropagator, frozenset[str], bool]
-_CtxCache = tuple[Context, TextMapPropagator, tuple[Header, ...]]
+_CtxCache = tuple[Context, TextMapPropagator, tuple[Header, ...], tuple[Header, ...]]
 
 
 def _error_type(error: BaseException | object) -> str:
@@ -151,11 +152,14 @@ class TracingProducerInterceptor:
             state = self._prop_state = (prop, propagator_fields(prop), is_w3c_only(prop))
         return state
 
-    def _context_pairs(self, ctx: Context, prop: TextMapPropagator) -> tuple[Header, ...]:
+    def _context_cache(self, ctx: Context, prop: TextMapPropagator) -> _CtxCache:
+        """What ``prop`` injects for ``ctx``: all pairs, and those other than trace context."""
         cache = self._ctx_cache
         if cache is None or cache[0] is not ctx or cache[1] is not prop:
-            cache = self._ctx_cache = (ctx, prop, inject_pairs(prop, ctx))
-        return cache[2]
+            pairs = inject_pairs(prop, ctx)
+            others = tuple(p for p in pairs if p[0] not in _TRACE_FIELDS)
+            cache = self._ctx_cache = (ctx, prop, pairs, others)
+        return cache
 
     def _topic(self, topic: str) -> tuple[str, Attributes]:
         found = self._attrs.get(topic)
@@ -194,14 +198,14 @@ class TracingProducerInterceptor:
         if self._mode == "span":
             self._send_span(record, headers)
             return record
-        if not self._overwrite and w3c_span_context(headers) is not None:
+        if headers and not self._overwrite and w3c_span_context(headers) is not None:
             return record
         prop, fields, _ = self._propagator_state()
-        replace_fields(headers, fields, self._context_pairs(otel_context.get_current(), prop))
+        replace_fields(headers, fields, self._context_cache(otel_context.get_current(), prop)[2])
         return record
 
     def _send_span(self, record: ProducerRecord, headers: Headers) -> None:
-        creation = None if self._overwrite else w3c_span_context(headers)
+        creation = w3c_span_context(headers) if headers and not self._overwrite else None
         name, attrs = self._topic(record.topic)
         key = record.key
         if key is not None or record.partition is not None:
@@ -217,12 +221,12 @@ class TracingProducerInterceptor:
             context=parent,
             kind=SpanKind.PRODUCER,
             attributes=attrs,
-            links=(Link(creation),) if creation is not None else (),
+            links=_NO_LINKS if creation is None else (Link(creation),),
         )
         if creation is None:
             prop, fields, w3c_only = self._propagator_state()
             if w3c_only:
-                pairs = [p for p in self._context_pairs(parent, prop) if p[0] not in _TRACE_FIELDS]
+                pairs = list(self._context_cache(parent, prop)[3])
                 sc = span.get_span_context()
                 if sc.is_valid:
                     pairs.append(
