@@ -585,3 +585,17 @@ def test_consumer_interceptor_process_span_uses_its_settings(
     assert done.parent is None
     assert len(done.links) == 1
     assert dict(done.attributes or {})["messaging.consumer.group.name"] == "g"
+
+
+def test_link_only_topics_apply_per_topic(provider: TracerProvider, spans: Finished) -> None:
+    icpt = TracingConsumerInterceptor(tracer_provider=provider)
+    icpt.configure({"kheaders.tracing.link.only.topics": "public-in, other"})
+    with icpt.process_span(message([("traceparent", REMOTE)], topic="public-in")):
+        pass
+    with icpt.process_span(message([("traceparent", REMOTE)], topic="internal")):
+        pass
+    untrusted, trusted = spans.one("process public-in"), spans.one("process internal")
+    assert untrusted.parent is None
+    assert len(untrusted.links) == 1
+    assert trusted.parent is not None
+    assert trusted.parent.span_id == int(SPAN, 16)
