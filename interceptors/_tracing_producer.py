@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.context import Context
@@ -255,7 +257,18 @@ class TracingProducerInterceptor:
         if entry is not None:
             _end_unacknowledged(entry[1])
 
-    def on_acknowledgement(
+    @property
+    def on_acknowledgement(self) -> Callable[[RecordMetadata, object, Headers], None]:
+        """The acknowledgement hook, present in ``span`` mode only.
+
+        In ``propagate`` mode there is nothing to do on acknowledgement, so the attribute is
+        absent (``AttributeError``) and the producer needs no per-record delivery callback.
+        """
+        if self._mode != "span":
+            raise AttributeError("on_acknowledgement: only in span mode")
+        return self._acknowledge
+
+    def _acknowledge(
         self, metadata: RecordMetadata, error: BaseException | object | None, headers: Headers
     ) -> None:
         """End the record's send span (span mode): partition, offset, error status."""

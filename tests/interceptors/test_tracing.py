@@ -150,7 +150,8 @@ def test_no_duplicate_trace_headers_after_many_hops_and_resends(
             rec = icpt.on_send(rec)  # a re-send of the same record
             relayed = ProducerRecord(rec.topic, rec.value, rec.key, rec.headers.copy().close())
             rec = icpt.on_send(relayed)  # a relay forwarding the received headers
-            icpt.on_acknowledgement(RecordMetadata("orders", 0, hop), None, rec.headers)
+            if mode == "span":
+                icpt.on_acknowledgement(RecordMetadata("orders", 0, hop), None, rec.headers)
         assert len(trace_values(rec.headers)) == 1
         assert len(rec.headers.values("tracestate")) <= 1
     assert icpt.pending_spans <= 5
@@ -599,3 +600,12 @@ def test_link_only_topics_apply_per_topic(provider: TracerProvider, spans: Finis
     assert len(untrusted.links) == 1
     assert trusted.parent is not None
     assert trusted.parent.span_id == int(SPAN, 16)
+
+
+def test_acknowledgement_hook_exists_in_span_mode_only() -> None:
+    """Propagate mode has no ack hook, so producers skip per-record delivery callbacks."""
+    assert getattr(TracingProducerInterceptor(), "on_acknowledgement", None) is None
+    assert callable(TracingProducerInterceptor("span").on_acknowledgement)
+    by_name = TracingProducerInterceptor()
+    by_name.configure({"kheaders.tracing.mode": "span"})
+    assert callable(by_name.on_acknowledgement)
