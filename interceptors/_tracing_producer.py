@@ -64,7 +64,8 @@ class TracingProducerInterceptor:
     the encoded headers are cached while the current context does not change.
     ``mode="span"`` starts one PRODUCER span ``send {topic}`` per record (messaging
     semantic conventions), injects it, and ends it on acknowledgement, so its duration is
-    the delivery latency; a failed send sets error status and ``error.type``.
+    the delivery latency; a failed send sets error status and ``error.type``. Without an
+    SDK (a no-op tracer) it propagates the current context, as ``propagate`` does.
 
     Existing ``traceparent``/``tracestate`` (and the propagator's other fields) are replaced,
     never duplicated, except that a record that already carries a valid creation context
@@ -227,18 +228,19 @@ class TracingProducerInterceptor:
         )
         if creation is None:
             prop, fields, w3c_only = self._propagator_state()
-            if w3c_only:
+            sc = span.get_span_context()
+            if not sc.is_valid:  # no SDK (a no-op tracer): propagate the current context
+                replace_fields(headers, fields, self._context_cache(parent, prop)[2])
+            elif w3c_only:
                 pairs = list(self._context_cache(parent, prop)[3])
-                sc = span.get_span_context()
-                if sc.is_valid:
-                    pairs.append(
-                        Header(
-                            TRACEPARENT,
-                            b"00-%032x-%016x-%02x" % (sc.trace_id, sc.span_id, sc.trace_flags),
-                        )
+                pairs.append(
+                    Header(
+                        TRACEPARENT,
+                        b"00-%032x-%016x-%02x" % (sc.trace_id, sc.span_id, sc.trace_flags),
                     )
-                    if sc.trace_state:
-                        pairs.append(Header(TRACESTATE, self._tracestate(sc.trace_state)))
+                )
+                if sc.trace_state:
+                    pairs.append(Header(TRACESTATE, self._tracestate(sc.trace_state)))
                 replace_fields(headers, fields, tuple(pairs))
             else:
                 ctx = trace.set_span_in_context(span, parent)

@@ -8,6 +8,9 @@
 ``value.serializer``     likewise for the other three
 ``key.deserializer``
 ``value.deserializer``
+``kheaders.*``           every key with this prefix: settings of interceptors and
+                         serializers (e.g. ``kheaders.tracing.mode``); they see them
+                         in ``configure(full_config)``, librdkafka never does
 =======================  =========================================================
 
 Interceptors from the config come first, then those passed as ``interceptors=``.
@@ -27,6 +30,7 @@ KEY_SERIALIZER = "key.serializer"
 VALUE_SERIALIZER = "value.serializer"
 KEY_DESERIALIZER = "key.deserializer"
 VALUE_DESERIALIZER = "value.deserializer"
+KHEADERS_PREFIX = "kheaders."
 KHEADERS_KEYS: tuple[str, ...] = (
     INTERCEPTOR_CLASSES,
     KEY_SERIALIZER,
@@ -170,7 +174,11 @@ def resolve(
     Raises ConfigurationError naming the setting (and class) at fault; a setting meant for
     the other side (e.g. ``key.deserializer`` in a producer config) is an error too.
     """
-    rdkafka = {k: v for k, v in config.items() if k not in KHEADERS_KEYS}
+    rdkafka = {
+        k: v
+        for k, v in config.items()
+        if k not in KHEADERS_KEYS and not k.startswith(KHEADERS_PREFIX)
+    }
     if producer:
         mine, theirs, method = (KEY_SERIALIZER, VALUE_SERIALIZER), "deserializer", "serialize"
     else:

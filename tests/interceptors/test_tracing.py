@@ -609,3 +609,11 @@ def test_acknowledgement_hook_exists_in_span_mode_only() -> None:
     by_name = TracingProducerInterceptor()
     by_name.configure({"kheaders.tracing.mode": "span"})
     assert callable(by_name.on_acknowledgement)
+
+
+def test_span_mode_without_an_sdk_propagates_the_current_context(tracer: trace.Tracer) -> None:
+    icpt = TracingProducerInterceptor("span", tracer_provider=trace.NoOpTracerProvider())
+    with tracer.start_as_current_span("work") as span:
+        out = icpt.on_send(record([("traceparent", REMOTE.upper())]))
+    assert trace_values(out.headers) == [traceparent_of(span).encode()]
+    icpt.close()
