@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kheaders._codec import ValueCodec
 from kheaders._errors import (
     BrokerUnavailableError,
     ConfigurationError,
@@ -15,10 +16,19 @@ from kheaders._errors import (
 from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
 from kheaders._records import ProducerRecord, RecordMetadata
 from kheaders._serde_protocols import Deserializer, Serializer
+from kheaders._struct import TaggedStruct
+from kheaders._values import BOOL, JSON, LONG, TEXT, TEXT_LENIENT, UUID, VARLONG
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BOOL",
+    "JSON",
+    "LONG",
+    "TEXT",
+    "TEXT_LENIENT",
+    "UUID",
+    "VARLONG",
     "BrokerUnavailableError",
     "ConfigurationError",
     "DecodeError",
@@ -35,5 +45,7 @@ __all__ = [
     "RecordMetadata",
     "SerializationError",
     "Serializer",
+    "TaggedStruct",
+    "ValueCodec",
     "__version__",
 ]
