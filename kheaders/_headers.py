@@ -137,7 +137,16 @@ class Headers:
     def _trusted(
         cls, items: list[Header] | list[tuple[str, bytes | None]], *, read_only: bool
     ) -> Headers:
-        """Wrap pairs that are already valid (e.g. from librdkafka) without copying or checks."""
+        """Wrap pairs that are already valid (e.g. from librdkafka) without copying or checks.
+
+        Read-only headers may hold plain tuples (they are made ``Header`` on iteration);
+        writable ones always hold ``Header`` items, so every later edit keeps them uniform.
+        """
+        if not read_only:
+            for h in items:
+                if type(h) is not Header:
+                    items = [x if type(x) is Header else _new_tuple(Header, x) for x in items]
+                    break
         self = cls.__new__(cls)
         self._items = items  # type: ignore[assignment]
         self._read_only = read_only
@@ -299,7 +308,7 @@ class Headers:
 
     def __iter__(self) -> Iterator[Header]:
         items = self._items
-        if items and type(items[0]) is not Header:
+        if items and (type(items[0]) is not Header or type(items[-1]) is not Header):
             return map(Header._make, items)
         return iter(items)
 

@@ -298,3 +298,15 @@ def test_trailing_bytes_are_rejected(pairs: list[tuple[str, bytes | None]], extr
         return
     with pytest.raises(DecodeError, match="left after"):
         Headers.from_bytes(Headers(pairs).to_bytes() + extra)
+
+
+def test_headers_wrapping_raw_tuples_always_iterate_as_header() -> None:
+    received = Headers._trusted([("a", b"1"), ("b", None)], read_only=True)
+    assert [type(h) for h in received] == [Header, Header]
+    assert received.last_header("b") == Header("b", None)
+    writable = Headers._trusted([("a", b"1"), ("b", None)], read_only=False)
+    writable.set("a", b"2").add("c", b"3")
+    assert [type(h) for h in writable] == [Header, Header, Header]
+    copy = received.copy().set("b", b"x")
+    assert all(type(h) is Header for h in copy)
+    assert list(copy) == [("a", b"1"), ("b", b"x")]
