@@ -64,8 +64,8 @@ def test_from_confluent_accepts_none_as_empty_and_copies_the_list() -> None:
     h = Headers.from_confluent(raw)
     h.add("c", b"3")
     assert raw == [("a", b"1"), ("b", None)]
-    assert list(h)[0] == Header("a", b"1")
-    assert type(list(h)[0]) is Header
+    assert next(iter(h)) == Header("a", b"1")
+    assert type(next(iter(h))) is Header
     received = Headers.from_confluent(raw, read_only=True)
     assert received.read_only
     with pytest.raises(TypeError):
@@ -206,7 +206,7 @@ def test_every_mutation_after_close_raises_read_only_with_copy_advice() -> None:
         lambda: h.add(Header("b", b"2")),
         lambda: h.remove("a"),
         lambda: h.set("a", b"2"),
-        lambda: h.clear(),
+        h.clear,
     ]
     for mutate in mutations:
         with pytest.raises(ReadOnlyHeadersError) as info:
