@@ -108,7 +108,8 @@ def decode_block(view: bytes, pos: int) -> tuple[list[Header], int]:  # noqa: PL
                 klen, pos = read_varint(view, pos)
             kend = pos + klen
             if klen < 0 or kend > end:
-                raise DecodeError(f"invalid header key length {klen}", at)
+                why = "is negative" if klen < 0 else f"runs past the end ({end - pos} bytes left)"
+                raise DecodeError(f"header key length {klen} {why}", at)
             at = pos
             key = view[pos:kend].decode("utf-8")
             at = kend

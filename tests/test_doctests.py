@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import importlib
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -30,3 +31,10 @@ def test_docstring_examples_hold(name: str) -> None:
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
+
+
+def test_user_docs_examples_hold() -> None:
+    path = Path(__file__).resolve().parents[1] / "docs" / "headers.md"
+    result = doctest.testfile(str(path), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 20
+    assert result.failed == 0, f"{result.failed} examples in docs/headers.md failed"
