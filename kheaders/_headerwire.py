@@ -108,7 +108,7 @@ def decode_block(view: bytes, pos: int) -> tuple[list[Header], int]:  # noqa: PL
                 klen, pos = read_varint(view, pos)
             kend = pos + klen
             if klen < 0 or kend > end:
-                why = "is negative" if klen < 0 else f"runs past the end ({end - pos} bytes left)"
+                why = "is negative" if klen < 0 else f"runs past the end (only {end - pos} left)"
                 raise DecodeError(f"header key length {klen} {why}", at)
             at = pos
             key = view[pos:kend].decode("utf-8")
