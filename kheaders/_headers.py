@@ -60,10 +60,13 @@ def _checked(key: object, value: object) -> Header:
 def _pairs(items: object) -> Iterable[tuple[object, object] | list[object]]:
     if isinstance(items, Mapping):
         return items.items()
-    if isinstance(items, str | bytes):
+    if isinstance(items, bytes | bytearray | memoryview):
         raise TypeError(
-            f"headers must be a Headers, a mapping or pairs, got {type(items).__name__}"
+            f"headers must be a Headers, a mapping or pairs, got {type(items).__name__};"
+            " decode the record-v2 byte form with Headers.from_bytes(data)"
         )
+    if isinstance(items, str):
+        raise TypeError("headers must be a Headers, a mapping or pairs, got str")
     if not isinstance(items, Iterable):
         raise TypeError(
             f"headers must be a Headers, a mapping or pairs, got {type(items).__name__}"

@@ -111,8 +111,12 @@ def test_bad_keys_and_values_are_rejected_naming_the_key(
 def test_items_that_are_not_pairs_are_rejected() -> None:
     with pytest.raises(TypeError, match="pairs"):
         Headers(["abc"])  # type: ignore[list-item]
-    with pytest.raises(TypeError):
-        Headers(b"ab")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"Headers\.from_bytes"):
+        Headers(b"\x00")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="str"):
+        Headers("ab")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="int"):
+        Headers(5)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         Headers().add(("a", b"1", b"2"))  # type: ignore[call-overload]
 
