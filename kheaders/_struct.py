@@ -178,7 +178,7 @@ class TaggedStruct:
         fields = (*cls._fields, *own)
         tags: dict[int, Field[Any]] = {}
         for f in fields:
-            if f.name.startswith("_") or f.name in ("codec", "unknown_tags", "wire_version"):
+            if f.name.startswith("_") or f.name in _RESERVED:
                 raise TypeError(f"{cls.__name__}: field name {f.name!r} is reserved")
             if f.tag is not None:
                 if f.tag in tags:
@@ -335,3 +335,6 @@ class TaggedStruct:
         if state["unknown_tags"]:
             shown.append(f"unknown_tags={state['unknown_tags']!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
+
+
+_RESERVED = frozenset(dir(TaggedStruct)) | {"unknown_tags", "wire_version"}

@@ -246,6 +246,11 @@ def test_bad_declarations_fail_at_class_creation() -> None:
         class Future(TaggedStruct):
             a = field(STRING, since=1, default="")
 
+    with pytest.raises(TypeError, match="reserved"):
+
+        class Shadow(TaggedStruct):
+            to_bytes = field(STRING)
+
     with pytest.raises(TypeError, match="wire type"):
         field(JSON)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="tag"):
