@@ -391,4 +391,7 @@ class Headers:
         items, pos = decode_block(view, 0)
         if pos != len(view):
             raise DecodeError(f"{len(view) - pos} bytes left after the last header", pos)
-        return cls._trusted(items, read_only=False)
+        self = cls.__new__(cls)
+        self._items = items  # decode_block made every item a Header
+        self._read_only = False
+        return self
