@@ -314,3 +314,32 @@ def test_headers_wrapping_raw_tuples_always_iterate_as_header() -> None:
     copy = received.copy().set("b", b"x")
     assert all(type(h) is Header for h in copy)
     assert list(copy) == [("a", b"1"), ("b", b"x")]
+
+
+# -- an independent implementation as oracle: kafka-python's record-batch v2 builder ----------
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python's own imports
+@given(PAIRS)
+def test_to_bytes_is_the_tail_of_a_kafka_python_record_and_reads_back(
+    pairs: list[tuple[str, bytes | None]],
+) -> None:
+    from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
+
+    if not _utf8_ok(pairs):
+        return
+    builder = DefaultRecordBatchBuilder(
+        magic=2,
+        compression_type=0,
+        is_transactional=False,
+        producer_id=-1,
+        producer_epoch=-1,
+        base_sequence=-1,
+        batch_size=1 << 20,
+    )
+    builder.append(0, timestamp=1, key=None, value=b"v", headers=pairs)
+    batch = bytes(builder.build())
+    ours = Headers(pairs).to_bytes()
+    assert batch.endswith(ours)
+    (record,) = list(DefaultRecordBatch(batch))
+    assert Headers.from_bytes(ours) == Headers(record.headers)

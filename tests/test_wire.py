@@ -356,3 +356,14 @@ def test_header_section_helpers_match_kafka_and_allow_trailing_bytes() -> None:
     assert headers == Headers([("foo", b"value"), ("bar", None)])
     assert pos == len(data) + 1
     assert not headers.read_only
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python's own imports
+@given(I64)
+def test_varlong_matches_kafka_python(n: int) -> None:
+    from kafka.record.util import decode_varint, encode_varint
+
+    theirs = bytearray()
+    encode_varint(n, theirs.append)
+    assert write_varlong(n) == bytes(theirs)
+    assert read_varlong(bytes(theirs)) == decode_varint(bytes(theirs), 0)
