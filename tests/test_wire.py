@@ -219,7 +219,7 @@ def test_huge_declared_length_on_ten_bytes_fails_fast() -> None:
         read_tagged_fields(write_unsigned_varint(2**31) + bytes(10))
     with pytest.raises(DecodeError, match="exceeds"):
         Headers.from_bytes(write_varint(2**30) + bytes(10))
-    with pytest.raises(DecodeError, match="header key length .* runs past the end"):
+    with pytest.raises(DecodeError, match=r"header key length .* runs past the end"):
         Headers.from_bytes(b"\x02" + write_varint(2**31 - 1) + bytes(10))
 
 
