@@ -120,7 +120,8 @@ class CompactionStats:
     ``undecodable_versions`` (version header present but not decodable); ``unversioned``
     (``header`` strategy, records without a usable version); ``tombstones``; ``keyless``
     (records without key: they cannot be compacted and are skipped, logged); ``errors``
-    (error events the consumer delivered instead of records, logged).
+    (error events the consumer delivered instead of records, logged); ``undeserializable``
+    (records a kheaders.Consumer could not deserialize: logged, not folded).
     """
 
     records: int = 0
@@ -133,6 +134,7 @@ class CompactionStats:
     tombstones: int = 0
     keyless: int = 0
     errors: int = 0
+    undeserializable: int = 0
 
     def as_dict(self) -> dict[str, int]:
         """The counters as a plain dict."""

@@ -204,3 +204,57 @@ def test_create_compacted_topic_sets_the_policy_once(bootstrap: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     (future,) = admin.describe_configs([ConfigResource("topic", name)]).values()
     assert future.result(10)["cleanup.policy"].value == "compact"
+
+
+class PollOnly:
+    """A consumer object with only the four calls LatestState requires (no consume())."""
+
+    def __init__(self, inner: Consumer) -> None:
+        self.inner = inner
+
+    def assign(self, partitions: list) -> None:
+        self.inner.assign(partitions)
+
+    def poll(self, timeout: float = -1):  # type: ignore[no-untyped-def]
+        return self.inner.poll(timeout)
+
+    def get_watermark_offsets(self, tp, timeout: float = -1, cached: bool = False):  # type: ignore[no-untyped-def]
+        return self.inner.get_watermark_offsets(tp, timeout=timeout, cached=cached)
+
+    def list_topics(self, topic=None, timeout: float = -1):  # type: ignore[no-untyped-def]
+        return self.inner.list_topics(topic, timeout=timeout)
+
+
+class WrapperLike:
+    """Shaped like kheaders.Consumer: reads records itself, metadata via ``.wrapped``."""
+
+    def __init__(self, inner: Consumer) -> None:
+        self.wrapped = inner
+
+    def assign(self, partitions: list) -> None:
+        self.wrapped.assign(partitions)
+
+    def poll(self, timeout: float = -1):  # type: ignore[no-untyped-def]
+        return self.wrapped.poll(timeout)
+
+    def consume(self, num_messages: int = 1, timeout: float = -1):  # type: ignore[no-untyped-def]
+        return self.wrapped.consume(num_messages, timeout)
+
+
+@pytest.mark.parametrize("shape", [PollOnly, WrapperLike])
+def test_any_confluent_compatible_consumer_shape_works(
+    bootstrap: str, topic_factory: Callable[..., str], shape: type
+) -> None:
+    topic = topic_factory(partitions=2)
+    p = _producer(bootstrap)
+    for i in range(4):
+        _send(p, topic, b"k%d" % (i % 2), b"%d" % i, partition=i % 2)
+    inner = _assign_consumer(bootstrap)
+    try:
+        state = LatestState(topic, shape(inner), keep_messages=True)  # type: ignore[arg-type]
+        assert state.run_until_caught_up(30)
+        assert state.as_dict() == {b"k0": b"2", b"k1": b"3"}
+        assert state[b"k1"].message.value() == b"3"  # type: ignore[attr-defined]
+        assert state.positions() == {0: 2, 1: 2}
+    finally:
+        inner.close()
