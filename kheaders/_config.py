@@ -8,6 +8,10 @@
 ``value.serializer``     likewise for the other three
 ``key.deserializer``
 ``value.deserializer``
+``compaction.strategy``  KIP-280 settings (``compaction.strategy.header``,
+``...``                  ``compaction.strategy.header.encoding`` too): read by
+                         interceptors' ``configure`` (version stamping), never
+                         passed to librdkafka
 =======================  =========================================================
 
 Interceptors from the config come first, then those passed as ``interceptors=``.
@@ -20,6 +24,7 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from kheaders._compaction_rules import ENCODING_CONFIG, HEADER_CONFIG, STRATEGY_CONFIG
 from kheaders._errors import ConfigurationError
 
 INTERCEPTOR_CLASSES = "interceptor.classes"
@@ -33,6 +38,9 @@ KHEADERS_KEYS: tuple[str, ...] = (
     VALUE_SERIALIZER,
     KEY_DESERIALIZER,
     VALUE_DESERIALIZER,
+    STRATEGY_CONFIG,
+    HEADER_CONFIG,
+    ENCODING_CONFIG,
 )
 
 

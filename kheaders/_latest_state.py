@@ -14,19 +14,14 @@ from collections.abc import Iterator, Mapping
 from typing import Protocol, cast
 
 import structlog
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
 from kheaders._compaction_rules import CompactionRules
+from kheaders._consumer import Consumer as KConsumer
 from kheaders._errors import BrokerUnavailableError, ConfigurationError, DeserializationError
 from kheaders._latest import CompactionStats, ConsumedMessage, Key, StateEntry, StateTable
 
 _log = structlog.get_logger("kheaders.compaction")
-
-_COMPACTION_KEYS = (
-    "compaction.strategy",
-    "compaction.strategy.header",
-    "compaction.strategy.header.encoding",
-)
 
 
 class StateConsumer(Protocol):
@@ -44,9 +39,10 @@ class LatestState(Mapping[Key, StateEntry]):
     """The latest record per key of ``topic`` under a KIP-280 strategy; tombstones excluded.
 
     Give it a confluent-compatible ``consumer`` (``poll``/``assign``/``get_watermark_offsets``/
-    ``list_topics``; it is assigned every partition, no group is joined) or ``config`` to build
-    its own ``confluent_kafka.Consumer`` (``bootstrap.servers`` at least; it is closed by
-    :meth:`close`).  ``start_offsets`` maps partition -> first offset (default: beginning).
+    ``list_topics``, or a :class:`kheaders.Consumer`; it is assigned every partition, no group
+    is joined) or ``config`` to build its own :class:`kheaders.Consumer` (``bootstrap.servers``
+    at least, deserializers and consumer interceptors allowed; closed by :meth:`close`).
+    ``start_offsets`` maps partition -> first offset (default: the beginning).
     ``state[key]`` is a :class:`StateEntry` (``.value``, ``.headers``, ``.version``, ...).
 
     Keep it current with :meth:`poll_once`, :meth:`run_until_caught_up`, or
@@ -91,9 +87,9 @@ class LatestState(Mapping[Key, StateEntry]):
                 "group.id": f"kheaders-latest-state-{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
-                **{k: v for k, v in config.items() if k not in _COMPACTION_KEYS},
+                **config,
             }
-            consumer = cast("StateConsumer", Consumer(settings))
+            consumer = cast("StateConsumer", KConsumer(settings))
         self._consumer = consumer
         consume = getattr(consumer, "consume", None)
         self._consume = consume if callable(consume) else None
