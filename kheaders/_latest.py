@@ -219,14 +219,16 @@ class StateTable:
                     )
         if value is None:
             stats.tombstones += 1
-        entry = StateEntry(key, value, headers, version, timestamp, partition, offset, message)
         incumbent = self.table.get(key)
         if incumbent is None:
-            self.table[key] = entry
+            self.table[key] = StateEntry(
+                key, value, headers, version, timestamp, partition, offset, message
+            )
             if value is not None:
                 self.live += 1
             return True
         if incumbent.partition != partition or key in self._multi:
+            entry = StateEntry(key, value, headers, version, timestamp, partition, offset, message)
             return self._offer_multi(key, entry, incumbent)
         if rules.strategy == "header" and (version is None) != (incumbent.version is None):
             stats.anomalies += 1
@@ -234,6 +236,7 @@ class StateTable:
             (version, timestamp, partition, offset),
             (incumbent.version, incumbent.timestamp, incumbent.partition, incumbent.offset),
         ):
+            entry = StateEntry(key, value, headers, version, timestamp, partition, offset, message)
             self._replace(key, entry, incumbent)
             return True
         stats.rejected += 1
