@@ -102,7 +102,12 @@ class LatestState(Mapping[Key, StateEntry]):
             else consumer
         )
         self._positions: dict[int, int] = {}
-        self._partitions = self._assign(start_offsets or {})
+        try:
+            self._partitions = self._assign(start_offsets or {})
+        except BaseException:
+            if self._owns_consumer:
+                self.close()
+            raise
 
     @classmethod
     def from_config(cls, topic: str, config: Mapping[str, object]) -> LatestState:
