@@ -319,3 +319,37 @@ def test_any_confluent_compatible_consumer_shape_works(
         assert state.positions() == {0: 2, 1: 2}
     finally:
         inner.close()
+
+
+def test_write_state_takes_latest_output_and_keeps_original_headers(
+    bootstrap: str, topic: str
+) -> None:
+    """latest() over consumed messages -> write_state -> check_topic agrees, headers intact."""
+    p = _producer(bootstrap)
+    _send(p, topic, b"a", b"a2", 2)
+    _send(p, topic, b"a", b"a1", 1)
+    p.produce(topic, key=b"b", value=b"b1", headers=[("x", None), ("x", b""), ("version", None)])
+    p.flush(10)
+    consumer = _assign_consumer(bootstrap)
+    try:
+        from confluent_kafka import TopicPartition
+
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        msgs: list = []
+        deadline = time.monotonic() + 30
+        while len(msgs) < 3 and time.monotonic() < deadline:
+            msgs.extend(m for m in consumer.consume(10, 0.5) if m.error() is None)
+    finally:
+        consumer.close()
+    from kheaders.compaction import CompactionStats, latest
+
+    stats = CompactionStats()
+    state = latest(msgs, strategy="header", header="version", stats=stats)
+    assert {k: m.value() for k, m in state.items()} == {b"a": b"a2", b"b": b"b1"}
+    assert stats.undecodable_versions == 1  # b's null version header
+    copy = f"{topic}-copy"
+    assert write_state(state, p, copy, create_topic_on=bootstrap) == 2
+    assert check_topic(copy, state, bootstrap=bootstrap) == set()
+    with LatestState(copy, config={"bootstrap.servers": bootstrap}) as copied:
+        assert copied.run_until_caught_up(30)
+        assert copied[b"b"].header_view().to_list() == [("x", None), ("x", b""), ("version", None)]
