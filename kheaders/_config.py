@@ -11,6 +11,10 @@
 ``kheaders.*``           every key with this prefix: settings of interceptors and
                          serializers (e.g. ``kheaders.tracing.mode``); they see them
                          in ``configure(full_config)``, librdkafka never does
+``compaction.strategy``  KIP-280 settings (``compaction.strategy.header``,
+``...``                  ``compaction.strategy.header.encoding`` too): read by
+                         interceptors' ``configure`` (version stamping), never
+                         passed to librdkafka
 =======================  =========================================================
 
 Interceptors from the config come first, then those passed as ``interceptors=``.
@@ -29,6 +33,7 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from kheaders._compaction_rules import ENCODING_CONFIG, HEADER_CONFIG, STRATEGY_CONFIG
 from kheaders._errors import ConfigurationError
 
 INTERCEPTOR_CLASSES = "interceptor.classes"
@@ -43,6 +48,9 @@ KHEADERS_KEYS: tuple[str, ...] = (
     VALUE_SERIALIZER,
     KEY_DESERIALIZER,
     VALUE_DESERIALIZER,
+    STRATEGY_CONFIG,
+    HEADER_CONFIG,
+    ENCODING_CONFIG,
 )
 OWN_PREFIXES: tuple[str, ...] = ("kheaders.", "compaction.strategy")
 """Keys starting with these are kheaders' settings, never librdkafka's."""
