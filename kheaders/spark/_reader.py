@@ -55,7 +55,9 @@ def _read(consumer: Consumer, options: SourceOptions, r: OffsetRange) -> Iterato
     idle_limit = options.poll_timeout_ms / 1000
     last_progress = time.monotonic()
     while next_offset < end:
-        messages = consumer.consume(num_messages=batch_size, timeout=_POLL_S)
+        # Ask for no more than the range still needs: consume() waits until it has that many.
+        wanted = min(batch_size, end - next_offset)
+        messages = consumer.consume(num_messages=wanted, timeout=_POLL_S)
         errors = [m for m in messages if m.error() is not None]
         if errors:
             messages = [m for m in messages if m.error() is None]
