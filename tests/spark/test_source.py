@@ -99,7 +99,8 @@ def test_batch_builder_maps_timestamp_types_to_java_numbering_and_keeps_headers(
     assert rows[0]["headers"] == [{"key": "a", "value": b"1"}, {"key": "a", "value": None}]
     assert rows[1]["headers"] is None
     assert rows[2]["headers"] == []
-    assert {r["topic"] for r in rows} == {"t"} and {r["partition"] for r in rows} == {3}
+    assert {r["topic"] for r in rows} == {"t"}
+    assert {r["partition"] for r in rows} == {3}
     assert builder.build().num_rows == 0
 
 
@@ -112,7 +113,7 @@ def test_options_need_exactly_one_subscription_and_reject_source_controlled_sett
     for name in ("auto.offset.reset", "enable.auto.commit"):
         with pytest.raises(ConfigurationError, match=name):
             source_options({**base, "subscribe": "a", f"kafka.{name}": "x"}, streaming=False)
-    with pytest.raises(ConfigurationError, match="bootstrap.servers"):
+    with pytest.raises(ConfigurationError, match=r"bootstrap\.servers"):
         source_options({"subscribe": "a"}, streaming=False)
     with pytest.raises(ConfigurationError, match="startingOffsets"):
         source_options({**base, "subscribe": "a", "startingOffsets": "{bad"}, streaming=False)
@@ -134,7 +135,8 @@ def test_rate_limit_splits_proportionally_and_never_exceeds_the_limit() -> None:
     capped = rate_limit(start, end, 100)
     taken = {tp: capped[tp] - start[tp] for tp in start}
     assert sum(taken.values()) == 100
-    assert taken[("t", 0)] == 90 and taken[("t", 1)] == 9
+    assert taken[("t", 0)] == 90
+    assert taken[("t", 1)] == 9
     assert rate_limit(start, end, 10_000) == end
     assert sum(rate_limit(start, end, 1)[tp] - start[tp] for tp in start) == 1
 
@@ -180,7 +182,8 @@ def test_batch_read_returns_headers_null_values_duplicates_and_null_for_none(
     offsets = sorted((r.partition, r.offset) for r in rows)
     assert offsets == [(p, o) for p in (0, 1) for o in range(6)]
     plain = _reader(spark, bootstrap, subscribe=topic).load()
-    assert "headers" not in plain.columns and plain.count() == 12
+    assert "headers" not in plain.columns
+    assert plain.count() == 12
 
 
 def test_starting_and_ending_offsets_json_bound_each_partition(
