@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from confluent_kafka import (
@@ -28,8 +31,10 @@ from kheaders.spark import (
 from kheaders.spark._arrow import BatchBuilder
 from kheaders.spark._offsets import OffsetRange, check_start, rate_limit, split
 from kheaders.spark._options import source_options
+from kheaders.spark._reader import read_range
 
 pytestmark = pytest.mark.spark
+ROOT = Path(__file__).resolve().parents[2]
 
 HEADER_CASES: list[list[tuple[str, bytes | None]] | None] = [
     [("trace", b"t1"), ("dup", b"first"), ("dup", b"second")],
@@ -45,6 +50,14 @@ def _reader(spark: SparkSession, bootstrap: str, **options: str):  # type: ignor
         .option("kafka.bootstrap.servers", bootstrap)
         .options(**options)
     )
+
+
+def test_importing_kheaders_does_not_import_pyspark() -> None:
+    code = "import sys, kheaders, kheaders.broker; print('pyspark' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "False"
 
 
 # --- pieces that need no broker -------------------------------------------------------------
@@ -256,3 +269,28 @@ def test_empty_topic_reads_no_rows(
     topic = topic_factory(partitions=2)
     df = _reader(spark, bootstrap, subscribe=topic).load()
     assert df.count() == 0
+
+
+@pytest.mark.parametrize("fail", [True, False])
+def test_task_reading_offsets_missing_from_the_log_fails_or_skips_by_fail_on_data_loss(
+    bootstrap: str, topic_factory: Callable[..., str], fail: bool
+) -> None:
+    topic = topic_factory()
+    produce(bootstrap, topic, [(0, None, b"x", None)] * 3)
+    options = source_options(
+        {
+            "kafka.bootstrap.servers": bootstrap,
+            "subscribe": topic,
+            "failOnDataLoss": str(fail).lower(),
+            "kafkaConsumer.pollTimeoutMs": "20000",
+        },
+        streaming=False,
+    )
+    missing = OffsetRange(topic, 0, 100, 105)  # a range the log no longer (never) holds
+    if fail:
+        with pytest.raises(DataLossError, match=f"{topic}-0"):
+            list(read_range(options, missing))
+    else:
+        assert list(read_range(options, missing)) == []
+    batches = list(read_range(options, OffsetRange(topic, 0, 1, 3)))
+    assert [o for b in batches for o in b.column("offset").to_pylist()] == [1, 2]
