@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kheaders.spark._compact import compact
 from kheaders.spark._functions import (
     header_last,
     header_long,
@@ -16,6 +17,7 @@ from kheaders.spark._functions import (
 )
 
 __all__ = [
+    "compact",
     "header_last",
     "header_long",
     "header_text",
