@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+from kheaders._chain import (
+    Closeable,
+    Configurable,
+    InterceptorChain,
+    OnAcknowledgement,
+    OnCommit,
+    OnConsume,
+    OnSend,
+)
+from kheaders._consumer import Consumer, wrap_consumer
+from kheaders._deadletter import DeadLetterPublisher, dead_letter_headers
 from kheaders._errors import (
     BrokerUnavailableError,
     ConfigurationError,
@@ -13,6 +24,7 @@ from kheaders._errors import (
     SerializationError,
 )
 from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._producer import Producer, wrap_producer
 from kheaders._records import ProducerRecord, RecordMetadata
 from kheaders._redact import Redactor, is_sensitive, render_headers
 from kheaders._serde import (
@@ -59,8 +71,12 @@ __all__ = [
     "BrokerUnavailableError",
     "BytesDeserializer",
     "BytesSerializer",
+    "Closeable",
+    "Configurable",
     "ConfigurationError",
+    "Consumer",
     "ContentTypeDeserializer",
+    "DeadLetterPublisher",
     "DecodeError",
     "DeserializationError",
     "Deserializer",
@@ -75,11 +91,17 @@ __all__ = [
     "Headers",
     "IntegerDeserializer",
     "IntegerSerializer",
+    "InterceptorChain",
     "JsonDeserializer",
     "JsonSerializer",
     "KHeadersError",
     "LongDeserializer",
     "LongSerializer",
+    "OnAcknowledgement",
+    "OnCommit",
+    "OnConsume",
+    "OnSend",
+    "Producer",
     "ProducerRecord",
     "ReadOnlyHeadersError",
     "RecordMetadata",
@@ -92,6 +114,7 @@ __all__ = [
     "ToConfluentSerializer",
     "TraceParent",
     "__version__",
+    "dead_letter_headers",
     "extract_trace_parent",
     "extract_trace_state",
     "format_tracestate",
@@ -102,4 +125,6 @@ __all__ = [
     "parse_tracestate",
     "render_headers",
     "to_confluent",
+    "wrap_consumer",
+    "wrap_producer",
 ]

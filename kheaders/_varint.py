@@ -36,6 +36,8 @@ def _encode_unsigned(n: int) -> bytes:
 def _decode_unsigned(
     data: bytes | bytearray | memoryview, offset: int, max_bytes: int
 ) -> tuple[int, int]:
+    if offset < 0:
+        raise DecodeError("negative offset", offset)
     try:
         b = data[offset]
     except IndexError:
@@ -76,6 +78,9 @@ def write_unsigned_varint(n: int) -> bytes:
 def read_unsigned_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
     """Decode an unsigned varint at ``offset``; return ``(value, next_offset)``.
 
+    >>> read_unsigned_varint(bytes.fromhex("ac 02"))
+    (300, 2)
+
     Raises DecodeError on truncated input, a 5th byte with its high bit set, or a value
     beyond 32 bits.
     """
@@ -88,6 +93,9 @@ def read_unsigned_varint(data: bytes | bytearray | memoryview, offset: int = 0) 
 def write_varint(n: int) -> bytes:
     """Zigzag-encode a signed 32-bit ``n`` (``-1`` is ``01``, ``64`` is ``80 01``).
 
+    >>> write_varint(-(2**31)).hex(" ")
+    'ff ff ff ff 0f'
+
     Raises ValueError when ``n`` is outside the signed 32-bit range.
     """
     if not _I32_MIN <= n <= _I32_MAX:
@@ -97,6 +105,9 @@ def write_varint(n: int) -> bytes:
 
 def read_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
     """Decode a zigzag varint at ``offset``; return ``(value, next_offset)``.
+
+    >>> read_varint(b"\\x80\\x01")
+    (64, 2)
 
     Raises DecodeError on truncated or over-long (more than 5 bytes) input.
     """
@@ -109,6 +120,9 @@ def read_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[
 def write_varlong(n: int) -> bytes:
     """Zigzag-encode a signed 64-bit ``n`` (1 to 10 bytes).
 
+    >>> write_varlong(-(2**63)).hex(" ")
+    'ff ff ff ff ff ff ff ff ff 01'
+
     Raises ValueError when ``n`` is outside the signed 64-bit range.
     """
     if not _I64_MIN <= n <= _I64_MAX:
@@ -118,6 +132,9 @@ def write_varlong(n: int) -> bytes:
 
 def read_varlong(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
     """Decode a zigzag varlong at ``offset``; return ``(value, next_offset)``.
+
+    >>> read_varlong(bytes.fromhex("ff ff ff ff ff ff ff ff ff 01"))
+    (-9223372036854775808, 10)
 
     Raises DecodeError on truncated or over-long (more than 10 bytes) input.
     """

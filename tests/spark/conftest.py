@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 from collections.abc import Iterator
 
 import pytest
@@ -11,6 +12,9 @@ import pytest
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
 
 from pyspark.sql import SparkSession  # noqa: E402
+
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _java_available() -> bool:
@@ -22,6 +26,9 @@ def spark() -> Iterator[SparkSession]:
     """A quiet local[2] SparkSession (no UI, 2 shuffle partitions) shared by all Spark tests."""
     if not _java_available():
         pytest.skip("no JVM: set JAVA_HOME or put java on PATH to run the Spark tests")
+    # Spark's Python workers import kheaders (data sources, UDFs) from this checkout.
+    paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+    os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     session = (
         SparkSession.builder.master("local[2]")
         .appName("kheaders-tests")
