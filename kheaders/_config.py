@@ -8,13 +8,6 @@
 ``value.serializer``     likewise for the other three
 ``key.deserializer``
 ``value.deserializer``
-``kheaders.*``           every key with this prefix: settings of interceptors and
-                         serializers (e.g. ``kheaders.tracing.mode``); they see them
-                         in ``configure(full_config)``, librdkafka never does
-``compaction.strategy``  KIP-280 settings (``compaction.strategy.header``,
-``...``                  ``compaction.strategy.header.encoding`` too): read by
-                         interceptors' ``configure`` (version stamping), never
-                         passed to librdkafka
 =======================  =========================================================
 
 Interceptors from the config come first, then those passed as ``interceptors=``.
@@ -33,7 +26,6 @@ import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from kheaders._compaction_rules import ENCODING_CONFIG, HEADER_CONFIG, STRATEGY_CONFIG
 from kheaders._errors import ConfigurationError
 
 INTERCEPTOR_CLASSES = "interceptor.classes"
@@ -41,16 +33,12 @@ KEY_SERIALIZER = "key.serializer"
 VALUE_SERIALIZER = "value.serializer"
 KEY_DESERIALIZER = "key.deserializer"
 VALUE_DESERIALIZER = "value.deserializer"
-KHEADERS_PREFIX = "kheaders."
 KHEADERS_KEYS: tuple[str, ...] = (
     INTERCEPTOR_CLASSES,
     KEY_SERIALIZER,
     VALUE_SERIALIZER,
     KEY_DESERIALIZER,
     VALUE_DESERIALIZER,
-    STRATEGY_CONFIG,
-    HEADER_CONFIG,
-    ENCODING_CONFIG,
 )
 OWN_PREFIXES: tuple[str, ...] = ("kheaders.", "compaction.strategy")
 """Keys starting with these are kheaders' settings, never librdkafka's."""
@@ -225,11 +213,6 @@ def resolve(
     Raises ConfigurationError naming the setting (and class) at fault; a setting meant for
     the other side (e.g. ``key.deserializer`` in a producer config) is an error too.
     """
-    rdkafka = {
-        k: v
-        for k, v in config.items()
-        if k not in KHEADERS_KEYS and not k.startswith(KHEADERS_PREFIX)
-    }
     if producer:
         mine, theirs, method = (KEY_SERIALIZER, VALUE_SERIALIZER), "deserializer", "serialize"
     else:
