@@ -426,3 +426,23 @@ def test_a_bad_record_value_is_reported_as_such_not_blamed_on_headers() -> None:
     with pytest.raises(TypeError, match="header 'a'"):
         p.produce("t", b"v", headers=[("a", 7)])
     p.close(timeout=0)
+
+
+def test_no_delivery_callback_and_no_headers_unless_needed() -> None:
+    class SendOnly:
+        def on_send(self, record: ProducerRecord) -> ProducerRecord:
+            return record
+
+    calls: list[tuple[Any, ...]] = []
+    p = Producer(UNREACHABLE, interceptors=[SendOnly()])
+    p._raw_produce = lambda *args: calls.append(args)
+    p.produce("t", b"v")  # on_send only: nobody needs a report
+    p.produce("t", b"v", headers=[])
+    p.produce("t", b"v", on_delivery=print)
+    lean_produce(lambda *args: calls.append(args))("t", b"v", headers=[])
+    callbacks = [args[4] for args in calls]
+    assert callbacks[:2] == [None, None]
+    assert callable(callbacks[2])
+    assert callbacks[3] is None
+    assert [args[-1] for args in calls] == [None, None, None, None]  # no empty header list
+    p.close(timeout=0)
