@@ -140,13 +140,25 @@ def fast_consumer_config(bootstrap: str, group_id: str, **extra: Any) -> dict[st
 class EmbeddedBroker:
     """The Tansu broker as a subprocess on loopback, memory storage (empty after a restart).
 
+    ``advertised_port`` (default: ``port``) is the port the broker names in metadata; set it
+    to put something between clients and the broker (e.g. a fault-injecting proxy that
+    listens there and forwards to ``port``). Clients that bootstrap at :attr:`advertised`
+    then reach the broker only through that port.
+
     >>> with EmbeddedBroker() as broker:  # doctest: +SKIP
     ...     print(broker.bootstrap)
     127.0.0.1:40123
     """
 
-    def __init__(self, port: int | None = None, *, binary: str | None = None) -> None:
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        binary: str | None = None,
+        advertised_port: int | None = None,
+    ) -> None:
         self.port = port or free_port()
+        self.advertised_port = advertised_port or self.port
         self._binary = binary
         self._process: subprocess.Popen[bytes] | None = None
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 (lives as long as the broker)
@@ -155,6 +167,11 @@ class EmbeddedBroker:
     def bootstrap(self) -> str:
         """``127.0.0.1:PORT``."""
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def advertised(self) -> str:
+        """``127.0.0.1:ADVERTISED_PORT``: the address the broker names in metadata."""
+        return f"127.0.0.1:{self.advertised_port}"
 
     @property
     def running(self) -> bool:
@@ -195,7 +212,7 @@ class EmbeddedBroker:
                 "--listener-url",
                 url,
                 "--advertised-listener-url",
-                url,
+                f"tcp://127.0.0.1:{self.advertised_port}",
                 "--storage-engine",
                 "memory://tansu/",
             ],

@@ -57,9 +57,10 @@ class FromConfluentSerializer:
 
     def serialize(self, topic: str, headers: Headers, data: object) -> bytes | None:
         items: ConfluentHeaderList = list(headers._items)
-        result = self._serializer(data, SerializationContext(topic, self._field, items))
-        if items != headers._items:
-            _apply(headers, items)
+        ctx = SerializationContext(topic, self._field, items)
+        result = self._serializer(data, ctx)
+        if ctx.headers is not items or items != headers._items:
+            _apply(headers, ctx.headers)
         if result is None or type(result) is bytes:
             return result
         if isinstance(result, bytearray | memoryview):
@@ -69,17 +70,21 @@ class FromConfluentSerializer:
         )
 
 
-def _apply(headers: Headers, items: ConfluentHeaderList) -> None:
-    """Make ``headers`` match ``items``, the list a confluent serializer changed.
+def _apply(headers: Headers, changed: object) -> None:
+    """Make ``headers`` match ``changed``, the ``ctx.headers`` a confluent serializer altered.
 
-    Raises TypeError/ValueError (naming the key) for a header Headers cannot hold.
+    Raises TypeError/ValueError (naming the key) for a header Headers cannot hold; then
+    ``headers`` is left as it was.
     """
-    count = len(headers)
-    if items[:count] == headers._items:
-        for pair in items[count:]:
-            headers.add(pair)
+    if changed is None:
+        headers.clear()
         return
-    rebuilt = Headers(items)
+    count = len(headers)
+    if type(changed) is list and changed[:count] == headers._items:
+        for header in Headers(changed[count:]):
+            headers.add(header)
+        return
+    rebuilt = Headers(changed)  # type: ignore[arg-type]
     headers.clear()
     for header in rebuilt:
         headers.add(header)
@@ -189,11 +194,9 @@ class ToConfluentSerializer(ConfluentSerializer):
     def __call__(self, obj: object, ctx: SerializationContext | None = None) -> bytes | None:
         topic, given = _context(ctx)
         headers = Headers() if given is None else Headers(given)  # type: ignore[arg-type]
-        # Headers only appends to its list in place, or swaps in a new one: this spots both.
-        before = headers._items
-        count = len(before)
+        before = headers.to_list()
         result = self._serializer.serialize(topic, headers, obj)
-        if headers._items is not before or len(before) != count:
+        if headers._items != before:
             _write_back(topic, headers, given)
         return result
 

@@ -1,0 +1,343 @@
+"""No record lost through a faulty network: a proxy cuts, stalls and delays broker traffic.
+
+The embedded broker advertises the proxy's port, so every client connection (bootstrap and
+after metadata) crosses the proxy. The producer is idempotent; the consumer commits after
+processing and is restarted mid-run from its committed offsets.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+
+from kheaders.broker import EmbeddedBroker, create_topic, free_port, wait_for_broker
+from tests.faults.ledger import Ledger, record_digest
+from tests.faults.proxy import FaultProxy, proxied_broker, wait_until
+
+pytestmark = pytest.mark.integration
+
+RECORDS = 100_000
+RATE = 14_000  # records/s: spreads the run over ~7 s so the faults land while records fly
+PARTITIONS = 3
+MESSAGE_TIMEOUT_MS = 3000
+BLACKOUT_AT = 93_000  # the proxy refuses all traffic for longer than message.timeout.ms here
+BLACKOUT_RECORDS = 1_500
+SEED = 20261121
+
+
+@pytest.fixture
+def proxied() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
+    with proxied_broker(seed=SEED) as pair:
+        yield pair
+
+
+# -- the proxy itself ---------------------------------------------------------------------------
+
+
+def _echo_server() -> tuple[socket.socket, int]:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            threading.Thread(target=_echo, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    return server, server.getsockname()[1]
+
+
+def _echo(conn: socket.socket) -> None:
+    with conn:
+        while data := conn.recv(65536):
+            conn.sendall(data)
+
+
+@pytest.fixture
+def echo_proxy() -> Iterator[FaultProxy]:
+    server, port = _echo_server()
+    with FaultProxy(("127.0.0.1", port), seed=1) as proxy:
+        yield proxy
+    server.close()
+
+
+def _roundtrip(proxy: FaultProxy, payload: bytes, timeout: float = 5.0) -> bytes:
+    with socket.create_connection(("127.0.0.1", proxy.port), timeout=timeout) as sock:
+        sock.sendall(payload)
+        got = b""
+        while len(got) < len(payload):
+            try:
+                chunk = sock.recv(65536)
+            except ConnectionResetError:
+                break
+            if not chunk:
+                break
+            got += chunk
+        return got
+
+
+def test_proxy_forwards_bytes_unchanged(echo_proxy: FaultProxy) -> None:
+    payload = random.Random(3).randbytes(300_000)
+    assert _roundtrip(echo_proxy, payload) == payload
+    stats = echo_proxy.stats
+    assert wait_until(lambda: stats.bytes_up == len(payload) == stats.bytes_down, 5)
+
+
+def test_proxy_cut_resets_open_connections(echo_proxy: FaultProxy) -> None:
+    with socket.create_connection(("127.0.0.1", echo_proxy.port), timeout=5) as sock:
+        sock.sendall(b"x")
+        assert sock.recv(1) == b"x"
+        assert echo_proxy.cut() == 1
+        try:
+            sock.sendall(b"y")
+            got = sock.recv(1)
+        except ConnectionResetError:
+            got = b""
+        assert got == b""  # reset, or closed: either way the connection is gone
+    assert echo_proxy.stats.connections_cut == 1
+
+
+def test_proxy_stall_holds_bytes_then_delivers_them(echo_proxy: FaultProxy) -> None:
+    with socket.create_connection(("127.0.0.1", echo_proxy.port), timeout=5) as sock:
+        echo_proxy.stall(400)
+        time.sleep(0.05)
+        sock.sendall(b"held")
+        sock.settimeout(0.15)
+        with pytest.raises(TimeoutError):
+            sock.recv(4)
+        sock.settimeout(5)
+        assert sock.recv(4) == b"held"
+
+
+def test_proxy_refuse_closes_new_connections(echo_proxy: FaultProxy) -> None:
+    echo_proxy.refuse(True)
+    assert _roundtrip(echo_proxy, b"x", timeout=2) == b""
+    echo_proxy.refuse(False)
+    assert _roundtrip(echo_proxy, b"x") == b"x"
+    assert echo_proxy.stats.refused == 1
+
+
+def test_proxy_chaos_is_bounded_and_seeded() -> None:
+    server, port = _echo_server()
+    runs = []
+    for _ in range(2):
+        with FaultProxy(("127.0.0.1", port), seed=7) as proxy:
+            proxy.start_chaos(interval_ms=(1, 3), max_faults=12, weights=(0, 1, 1))
+            assert wait_until(proxy.chaos_done, 5)
+            runs.append([f.split(":")[0] for f in proxy.stats.faults])
+    server.close()
+    assert len(runs[0]) == 12
+    assert runs[0] == runs[1]
+
+
+# -- the broker behind the proxy -----------------------------------------------------------------
+
+
+def test_embedded_broker_advertises_the_proxy_port(
+    proxied: tuple[EmbeddedBroker, FaultProxy],
+) -> None:
+    broker, proxy = proxied
+    assert broker.advertised == proxy.address != broker.bootstrap
+    meta = AdminClient({"bootstrap.servers": proxy.address}).list_topics(timeout=10)
+    assert [b.port for b in meta.brokers.values()] == [proxy.port]
+    before = proxy.stats.connections
+    topic = create_topic(proxy.address, "via-proxy")
+    producer = Producer({"bootstrap.servers": proxy.address})
+    producer.produce(topic, b"v")
+    assert producer.flush(10) == 0
+    assert proxy.stats.connections > before  # the client reconnected to the advertised port
+
+
+def test_embedded_broker_advertised_port_defaults_to_its_port() -> None:
+    broker = EmbeddedBroker(port=free_port())
+    assert broker.advertised == broker.bootstrap
+
+
+# -- 100k records through faults ----------------------------------------------------------------
+
+
+def _headers(i: int, rng: random.Random) -> list[tuple[str, bytes | None]]:
+    return [
+        ("seq", str(i).encode()),
+        ("bin", rng.randbytes(rng.randrange(0, 24))),
+        ("dup", b"1"),
+        ("dup", b"2"),
+        ("null", None),
+        ("empty", b""),
+        ("ключ", "значение".encode()),
+    ]
+
+
+class _Consumer(threading.Thread):
+    """Consumes with commits after processing; restarts from committed offsets once."""
+
+    def __init__(self, bootstrap: str, topic: str, ledger: Ledger, restart_after: int) -> None:
+        super().__init__(daemon=True)
+        self.bootstrap, self.topic, self.ledger = bootstrap, topic, ledger
+        self.restart_after = restart_after
+        self.done = threading.Event()
+        self.commit_failures = 0
+        self.restarts = 0
+        self.error: BaseException | None = None
+
+    def _open(self) -> Consumer:
+        consumer = Consumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"g-{self.topic}",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "log_level": 0,
+            }
+        )
+        wanted = [TopicPartition(self.topic, p) for p in range(PARTITIONS)]
+        committed = []
+        deadline = time.monotonic() + 60
+        while True:  # the proxy may cut this request too: retry until offsets are known
+            try:
+                committed = consumer.committed(wanted, timeout=5)
+                break
+            except KafkaException:
+                if time.monotonic() > deadline:
+                    raise
+        for tp in committed:
+            if tp.offset < 0:
+                tp.offset = 0  # nothing committed yet: the beginning
+        consumer.assign(committed)
+        return consumer
+
+    def _commit(self, consumer: Consumer) -> None:
+        try:
+            consumer.commit(asynchronous=False)
+        except KafkaException:
+            self.commit_failures += 1  # next commit covers it; a restart re-reads, never loses
+
+    def run(self) -> None:
+        try:
+            consumer = self._open()
+            processed = 0
+            while not self.done.is_set():
+                batch = consumer.consume(2000, 0.2)
+                for msg in batch:
+                    if msg.error() is not None:
+                        continue
+                    self.ledger.consume(record_digest(msg.key(), msg.value(), msg.headers()))
+                processed += len(batch)
+                if batch:
+                    self._commit(consumer)
+                if not self.restarts and processed >= self.restart_after:
+                    consumer.close()
+                    self.restarts += 1
+                    consumer = self._open()
+            consumer.close()
+        except BaseException as exc:  # surfaced by the test
+            self.error = exc
+
+
+def _produce_all(
+    produce: Callable[[bytes, bytes, list[tuple[str, bytes | None]]], None],
+    poll: Callable[[float], object],
+    ledger: Ledger,
+    proxy: FaultProxy,
+) -> None:
+    rng = random.Random(SEED)
+    start = time.monotonic()
+    i = 0
+    while i < RECORDS:
+        if i == BLACKOUT_AT:  # longer than message.timeout.ms: these records must fail
+            proxy.refuse(True)
+            proxy.cut()
+            for j in range(i, i + BLACKOUT_RECORDS):
+                _send(j, rng, produce, poll, ledger)
+            time.sleep(MESSAGE_TIMEOUT_MS / 1000 + 0.7)
+            poll(0)
+            proxy.refuse(False)
+            i += BLACKOUT_RECORDS
+            start = time.monotonic() - i / RATE
+            continue
+        _send(i, rng, produce, poll, ledger)
+        i += 1
+        if i % 500 == 0:
+            ahead = i / RATE - (time.monotonic() - start)
+            poll(max(ahead, 0))
+
+
+def _send(
+    i: int,
+    rng: random.Random,
+    produce: Callable[[bytes, bytes, list[tuple[str, bytes | None]]], None],
+    poll: Callable[[float], object],
+    ledger: Ledger,
+) -> None:
+    key = b"r%06d" % i
+    value = rng.randbytes(rng.randrange(8, 64))
+    headers = _headers(i, rng)
+    ledger.sent[key] = record_digest(key, value, headers)
+    while True:
+        try:
+            produce(key, value, headers)
+            return
+        except BufferError:
+            poll(0.05)
+
+
+def test_no_acknowledged_record_is_lost_through_cuts_stalls_and_delays(
+    proxied: tuple[EmbeddedBroker, FaultProxy],
+) -> None:
+    broker, proxy = proxied
+    topic = create_topic(broker.bootstrap, "faults", partitions=PARTITIONS)
+    ledger = Ledger()
+    fatal: list[str] = []
+    producer = Producer(
+        {
+            "bootstrap.servers": proxy.address,
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "message.timeout.ms": MESSAGE_TIMEOUT_MS,
+            "log_level": 0,
+            "error_cb": lambda err: fatal.append(str(err)) if err.fatal() else None,
+        }
+    )
+
+    def on_delivery(err: object, msg: object) -> None:
+        ledger.report(msg.key(), err)  # type: ignore[attr-defined]
+
+    def produce(key: bytes, value: bytes, headers: list[tuple[str, bytes | None]]) -> None:
+        producer.produce(topic, value, key, headers=headers, on_delivery=on_delivery)
+
+    consumer = _Consumer(proxy.address, topic, ledger, restart_after=RECORDS // 3)
+    consumer.start()
+    proxy.start_chaos(interval_ms=(200, 600), max_faults=60, max_stall_ms=400)
+    _produce_all(produce, producer.poll, ledger, proxy)
+    left = producer.flush(MESSAGE_TIMEOUT_MS / 1000 * 3)
+    proxy.stop_chaos()
+    assert left == 0, f"{left} records still queued after flush"
+    assert wait_until(lambda: ledger.acked_consumed() == len(ledger.acked), 60)
+    consumer.done.set()
+    consumer.join(30)
+    assert consumer.error is None, consumer.error
+    summary = ledger.summary()
+    print(
+        f"\nfaults: {proxy.stats.cuts} cuts ({proxy.stats.connections_cut} connections),"
+        f" {proxy.stats.stalls} stalls, {proxy.stats.delays} delays, {proxy.stats.refused}"
+        f" refused; consumer: {consumer.restarts} restart, {consumer.commit_failures}"
+        f" failed commits; producer fatal errors: {fatal}\n{summary}"
+        f"\nfailures: {dict(ledger.failure_kinds())}"
+    )
+    ledger.check()
+    assert summary["sent"] == RECORDS
+    assert summary["reported_failed"] >= BLACKOUT_RECORDS // 2  # the blackout was felt
+    assert summary["acknowledged"] >= RECORDS // 2
+    assert proxy.stats.cuts >= 3
+    wait_for_broker(broker.bootstrap, 5)
