@@ -2,6 +2,18 @@
 
 from __future__ import annotations
 
+from kheaders._chain import (
+    Closeable,
+    Configurable,
+    InterceptorChain,
+    OnAcknowledgement,
+    OnCommit,
+    OnConsume,
+    OnSend,
+)
+from kheaders._codec import ValueCodec
+from kheaders._consumer import Consumer, wrap_consumer
+from kheaders._deadletter import DeadLetterPublisher, dead_letter_headers
 from kheaders._errors import (
     BrokerUnavailableError,
     ConfigurationError,
@@ -13,27 +25,118 @@ from kheaders._errors import (
     SerializationError,
 )
 from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._producer import Producer, wrap_producer
 from kheaders._records import ProducerRecord, RecordMetadata
+from kheaders._redact import Redactor, is_sensitive, render_headers
+from kheaders._serde import (
+    CONTENT_TYPE,
+    BytesDeserializer,
+    BytesSerializer,
+    DoubleDeserializer,
+    DoubleSerializer,
+    IntegerDeserializer,
+    IntegerSerializer,
+    LongDeserializer,
+    LongSerializer,
+    StringDeserializer,
+    StringSerializer,
+)
+from kheaders._serde_confluent import (
+    FromConfluentDeserializer,
+    FromConfluentSerializer,
+    ToConfluentDeserializer,
+    ToConfluentSerializer,
+    from_confluent,
+    to_confluent,
+)
+from kheaders._serde_json import (
+    ContentTypeDeserializer,
+    JsonDeserializer,
+    JsonSerializer,
+    media_type,
+)
 from kheaders._serde_protocols import Deserializer, Serializer
+from kheaders._struct import TaggedStruct
+from kheaders._traceparent import (
+    TraceParent,
+    extract_trace_parent,
+    extract_trace_state,
+    format_tracestate,
+    parse_traceparent,
+    parse_tracestate,
+)
+from kheaders._values import BOOL, JSON, LONG, TEXT, TEXT_LENIENT, UUID, VARLONG
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BOOL",
+    "CONTENT_TYPE",
+    "JSON",
+    "LONG",
+    "TEXT",
+    "TEXT_LENIENT",
+    "UUID",
+    "VARLONG",
     "BrokerUnavailableError",
+    "BytesDeserializer",
+    "BytesSerializer",
+    "Closeable",
+    "Configurable",
     "ConfigurationError",
+    "Consumer",
+    "ContentTypeDeserializer",
+    "DeadLetterPublisher",
     "DecodeError",
     "DeserializationError",
     "Deserializer",
+    "DoubleDeserializer",
+    "DoubleSerializer",
+    "FromConfluentDeserializer",
+    "FromConfluentSerializer",
     "Header",
     "HeaderLimitError",
     "HeaderTypes",
     "HeaderValue",
     "Headers",
+    "IntegerDeserializer",
+    "IntegerSerializer",
+    "InterceptorChain",
+    "JsonDeserializer",
+    "JsonSerializer",
     "KHeadersError",
+    "LongDeserializer",
+    "LongSerializer",
+    "OnAcknowledgement",
+    "OnCommit",
+    "OnConsume",
+    "OnSend",
+    "Producer",
     "ProducerRecord",
     "ReadOnlyHeadersError",
     "RecordMetadata",
+    "Redactor",
     "SerializationError",
     "Serializer",
+    "StringDeserializer",
+    "StringSerializer",
+    "TaggedStruct",
+    "ToConfluentDeserializer",
+    "ToConfluentSerializer",
+    "TraceParent",
+    "ValueCodec",
     "__version__",
+    "dead_letter_headers",
+    "extract_trace_parent",
+    "extract_trace_state",
+    "format_tracestate",
+    "from_confluent",
+    "is_sensitive",
+    "media_type",
+    "parse_traceparent",
+    "parse_tracestate",
+    "render_headers",
+    "to_confluent",
+    "wrap_consumer",
+    "wrap_producer",
 ]

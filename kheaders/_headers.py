@@ -8,15 +8,19 @@ is the most recent one, and headers become read-only once handed to Kafka.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, NamedTuple, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, TypeAlias, TypeVar, overload
 
 from kheaders._errors import DecodeError, ReadOnlyHeadersError
-from kheaders._varint import _encode_unsigned, read_varint, varint_size, write_varint
+from kheaders._header import Header
+from kheaders._headerwire import block_size, decode_block, encode_block
 
 if TYPE_CHECKING:
     from kheaders._codec import ValueCodec
 
+__all__ = ["Header", "HeaderTypes", "HeaderValue", "Headers"]
+
 T = TypeVar("T")
+_new_tuple = tuple.__new__
 
 HeaderValue: TypeAlias = bytes | bytearray | memoryview | str | None
 """What a header value may be given as; it is always stored as ``bytes`` or ``None``."""
@@ -25,17 +29,6 @@ HeaderTypes: TypeAlias = (
     "Headers | Mapping[str, HeaderValue] | Iterable[tuple[str, HeaderValue]] | None"
 )
 """Every shape headers are accepted in at the edges of the API."""
-
-
-class Header(NamedTuple):
-    """One header: a text ``key`` and a ``value`` of bytes, or ``None`` for a null header.
-
-    It is a 2-tuple, so code written for confluent-kafka's ``[(key, value), ...]`` keeps
-    working (``for k, v in headers``, ``dict(headers)``).
-    """
-
-    key: str
-    value: bytes | None
 
 
 def _checked(key: object, value: object) -> Header:
@@ -64,13 +57,16 @@ def _checked(key: object, value: object) -> Header:
     )
 
 
-def _pairs(items: object) -> Iterable[tuple[object, object]]:
+def _pairs(items: object) -> Iterable[tuple[object, object] | list[object]]:
     if isinstance(items, Mapping):
         return items.items()
-    if isinstance(items, str | bytes):
+    if isinstance(items, bytes | bytearray | memoryview):
         raise TypeError(
-            f"headers must be a Headers, a mapping or pairs, got {type(items).__name__}"
+            f"headers must be a Headers, a mapping or pairs, got {type(items).__name__};"
+            " decode the record-v2 byte form with Headers.from_bytes(data)"
         )
+    if isinstance(items, str):
+        raise TypeError("headers must be a Headers, a mapping or pairs, got str")
     if not isinstance(items, Iterable):
         raise TypeError(
             f"headers must be a Headers, a mapping or pairs, got {type(items).__name__}"
@@ -114,13 +110,46 @@ class Headers:
         elif type(items) is Headers:
             self._items = list(items)
         else:
-            self._items = [_checked(k, v) for k, v in _pairs(items)]
+            self._items = checked = []
+            for pair in _pairs(items):
+                if not isinstance(pair, tuple | list) or len(pair) != 2:
+                    raise TypeError(f"headers must be (key, value) pairs, got {pair!r}")
+                checked.append(_checked(pair[0], pair[1]))
+
+    @classmethod
+    def from_confluent(
+        cls, raw: list[tuple[str, bytes | None]] | None, *, read_only: bool = False
+    ) -> Headers:
+        """Wrap what confluent-kafka's ``Message.headers()`` returns (``None`` = no headers).
+
+        The list is copied, so the message is never changed through these headers; with
+        ``read_only=True`` (a received record) they are closed as well.
+
+        >>> Headers.from_confluent(None), Headers.from_confluent([("a", b"1")], read_only=True)
+        (Headers([]), Headers([('a', b'1')], read_only=True))
+
+        Raises TypeError when ``raw`` is not a list (or ``None``).
+        """
+        if raw is None:
+            return cls._trusted([], read_only=read_only)
+        if type(raw) is not list:
+            raise TypeError(f"expected Message.headers() (list or None), got {type(raw).__name__}")
+        return cls._trusted([_new_tuple(Header, h) for h in raw], read_only=read_only)
 
     @classmethod
     def _trusted(
         cls, items: list[Header] | list[tuple[str, bytes | None]], *, read_only: bool
     ) -> Headers:
-        """Wrap pairs that are already valid (e.g. from librdkafka) without copying or checks."""
+        """Wrap pairs that are already valid (e.g. from librdkafka) without copying or checks.
+
+        Read-only headers may hold plain tuples (they are made ``Header`` on iteration);
+        writable ones always hold ``Header`` items, so every later edit keeps them uniform.
+        """
+        if not read_only:
+            for h in items:
+                if type(h) is not Header:
+                    items = [x if type(x) is Header else _new_tuple(Header, x) for x in items]
+                    break
         self = cls.__new__(cls)
         self._items = items  # type: ignore[assignment]
         self._read_only = read_only
@@ -200,6 +229,10 @@ class Headers:
                 return h if type(h) is Header else Header(*h)
         return None
 
+    @overload
+    def last_value(self, key: str, codec: None = None) -> bytes | None: ...
+    @overload
+    def last_value(self, key: str, codec: ValueCodec[T]) -> T | None: ...
     def last_value(self, key: str, codec: ValueCodec[T] | None = None) -> T | bytes | None:
         """The last value for ``key`` (decoded with ``codec`` when given), or ``None``.
 
@@ -218,17 +251,51 @@ class Headers:
         """Every header with ``key``, in order."""
         return (Header(*h) for h in self._items if h[0] == key)
 
-    def values(self, key: str) -> list[bytes | None]:
-        """Every value of ``key``, in order."""
-        return [h[1] for h in self._items if h[0] == key]
+    @overload
+    def values(self, key: str, codec: None = None) -> list[bytes | None]: ...
+    @overload
+    def values(self, key: str, codec: ValueCodec[T]) -> list[T | None]: ...
+    def values(
+        self, key: str, codec: ValueCodec[T] | None = None
+    ) -> list[bytes | None] | list[T | None]:
+        """Every value of ``key``, in order, decoded with ``codec`` when given.
+
+        Null headers stay ``None``. Raises DecodeError when ``codec`` cannot decode a value.
+
+        >>> from kheaders.values import LONG
+        >>> Headers().add_value("n", 1, LONG).add("n", None).values("n", LONG)
+        [1, None]
+        """
+        if codec is None:
+            return [h[1] for h in self._items if h[0] == key]
+        decode = codec.decode
+        return [None if h[1] is None else decode(h[1]) for h in self._items if h[0] == key]
 
     def keys(self) -> list[str]:
         """The distinct keys, in first-seen order."""
         return list(dict.fromkeys(h[0] for h in self._items))
 
     def add_value(self, key: str, value: T, codec: ValueCodec[T]) -> Headers:
-        """Append ``key`` with ``value`` encoded by ``codec`` (e.g. ``LONG``); return self."""
+        """Append ``key`` with ``value`` encoded by ``codec`` (e.g. ``LONG``); return self.
+
+        >>> from kheaders.values import LONG
+        >>> Headers().add_value("n", 1, LONG).last_header("n")
+        Header(key='n', value=b'\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x01')
+
+        Raises ReadOnlyHeadersError once closed; TypeError/ValueError when ``codec`` cannot
+        encode ``value``.
+        """
+        if self._read_only:
+            raise ReadOnlyHeadersError(_READ_ONLY_MESSAGE)
         return self.add(key, codec.encode(value))
+
+    def set_value(self, key: str, value: T, codec: ValueCodec[T]) -> Headers:
+        """Replace every ``key`` header by one holding ``value`` encoded by ``codec``; return self.
+
+        Raises ReadOnlyHeadersError once closed; TypeError/ValueError as :meth:`add_value`.
+        """
+        self._check_writable()
+        return self.set(key, codec.encode(value))
 
     def to_list(self) -> list[tuple[str, bytes | None]]:
         """confluent-kafka's form: a new list of ``(str, bytes | None)`` tuples."""
@@ -240,13 +307,32 @@ class Headers:
 
     def copy(self) -> Headers:
         """A writable copy (also of read-only headers)."""
-        return Headers._trusted(list(self._items), read_only=False)
+        return Headers._trusted(list(self), read_only=False)
 
     def __iter__(self) -> Iterator[Header]:
         items = self._items
-        if items and type(items[0]) is not Header:
+        if items and (type(items[0]) is not Header or type(items[-1]) is not Header):
             return map(Header._make, items)
         return iter(items)
+
+    def __getitem__(self, key: str) -> bytes | None:
+        """The last value of ``key`` (so ``dict(headers)`` keeps the last of each key).
+
+        >>> h = Headers([("a", b"1"), ("a", b"2")])
+        >>> h["a"], dict(h)
+        (b'2', {'a': b'2'})
+
+        Raises KeyError when ``key`` is absent, TypeError for a non-``str`` key.
+        """
+        if type(key) is not str and not isinstance(key, str):
+            raise TypeError(
+                f"headers are looked up by str key, got {type(key).__name__};"
+                " use list(headers) for positions"
+            )
+        for h in reversed(self._items):
+            if h[0] == key:
+                return h[1]
+        raise KeyError(key)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -272,69 +358,40 @@ class Headers:
     # -- the record-v2 byte form (KIP-82 ``Headers(byte[])`` / ``asBytes()``) ---------------
 
     def encoded_size(self) -> int:
-        """Bytes these headers add to a record-batch v2 record (count included)."""
-        size = varint_size(len(self._items))
-        for key, value in self._items:
-            klen = len(key) if key.isascii() else len(key.encode("utf-8"))
-            size += varint_size(klen) + klen
-            size += 1 if value is None else varint_size(len(value)) + len(value)
-        return size
+        """Bytes these headers add to a record-batch v2 record (count included).
+
+        >>> Headers([("foo", b"value"), ("bar", None)]).encoded_size()
+        16
+
+        Raises ValueError for a key that is not encodable as UTF-8.
+        """
+        return block_size(self._items)
 
     def to_bytes(self) -> bytes:
         """Encode as the record-batch v2 header section (Kafka's ``DefaultRecord``).
 
         >>> Headers([("foo", b"value"), ("bar", None)]).to_bytes().hex(" ")
         '04 06 66 6f 6f 0a 76 61 6c 75 65 06 62 61 72 01'
+
+        Raises ValueError for a key that is not encodable as UTF-8 (a lone surrogate).
         """
-        parts = [write_varint(len(self._items))]
-        append = parts.append
-        for key, value in self._items:
-            kb = key.encode("utf-8")
-            append(_encode_unsigned(len(kb) << 1))
-            append(kb)
-            if value is None:
-                append(b"\x01")
-            else:
-                append(_encode_unsigned(len(value) << 1))
-                append(value)
-        return b"".join(parts)
+        return encode_block(self._items)
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> Headers:
         """Decode :meth:`to_bytes` output into writable Headers.
 
+        >>> Headers.from_bytes(bytes.fromhex("02 02 61 01"))
+        Headers([('a', None)])
+
         Raises DecodeError (with the byte offset) on a negative count or length, a length
         past the end of the input, a key that is not UTF-8, or bytes left over.
         """
-        view = bytes(data)
-        count, pos = read_varint(view, 0)
-        if count < 0:
-            raise DecodeError(f"negative header count {count}", 0)
-        end = len(view)
-        # Each header takes at least 2 bytes: a count larger than that is a lie, fail fast.
-        if count > (end - pos) // 2:
-            raise DecodeError(f"header count {count} exceeds the {end - pos} bytes left", 0)
-        items: list[Header] = []
-        for _ in range(count):
-            at = pos
-            klen, pos = read_varint(view, pos)
-            if klen < 0 or pos + klen > end:
-                raise DecodeError(f"invalid header key length {klen}", at)
-            try:
-                key = view[pos : pos + klen].decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DecodeError(f"header key is not UTF-8: {exc.reason}", pos) from exc
-            pos += klen
-            at = pos
-            vlen, pos = read_varint(view, pos)
-            if vlen == -1:
-                value = None
-            elif vlen < 0 or pos + vlen > end:
-                raise DecodeError(f"invalid length {vlen} for header {key!r}", at)
-            else:
-                value = view[pos : pos + vlen]
-                pos += vlen
-            items.append(Header(key, value))
-        if pos != end:
-            raise DecodeError(f"{end - pos} bytes left after the last header", pos)
-        return cls._trusted(items, read_only=False)
+        view = data if type(data) is bytes else bytes(data)
+        items, pos = decode_block(view, 0)
+        if pos != len(view):
+            raise DecodeError(f"{len(view) - pos} bytes left after the last header", pos)
+        self = cls.__new__(cls)
+        self._items = items  # decode_block made every item a Header
+        self._read_only = False
+        return self

@@ -1,0 +1,312 @@
+"""TracingProducerInterceptor: W3C trace context into record headers, optionally a span each."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from opentelemetry import context as otel_context
+from opentelemetry import propagate, trace
+from opentelemetry.context import Context
+from opentelemetry.propagators.textmap import TextMapPropagator
+from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, TraceState
+
+from interceptors._config import Config, get_bool, get_choice, get_int, get_str, server_address
+from interceptors._tracing_common import (
+    CLIENT_ID,
+    DESTINATION_NAME,
+    ERROR_TYPE,
+    MESSAGE_KEY,
+    MESSAGING_SYSTEM,
+    OFFSET,
+    OPERATION_NAME,
+    OPERATION_TYPE,
+    PARTITION_ID,
+    SERVER_ADDRESS,
+    SERVER_PORT,
+    TRACEPARENT,
+    TRACESTATE,
+    Attributes,
+    get_tracer,
+    inject_pairs,
+    is_w3c_only,
+    key_text,
+    propagator_fields,
+    replace_fields,
+    w3c_span_context,
+)
+from kheaders import ConfigurationError, Header, Headers, ProducerRecord, RecordMetadata
+
+MODE_KEY = "kheaders.tracing.mode"
+OVERWRITE_KEY = "kheaders.tracing.overwrite"
+MAX_PENDING_KEY = "kheaders.tracing.max.pending.spans"
+MODES = ("propagate", "span")
+DEFAULT_MAX_PENDING = 100_000
+_MAX_TOPICS = 1024
+_NO_ACK = "kheaders.no_acknowledgement"
+_TRACE_FIELDS = frozenset({TRACEPARENT, TRACESTATE})
+_NO_LINKS: tuple[Link, ...] = ()
+
+_PropState = tuple[TextMapPropagator, frozenset[str], bool]
+_CtxCache = tuple[Context, TextMapPropagator, tuple[Header, ...], tuple[Header, ...]]
+
+
+def _error_type(error: BaseException | object) -> str:
+    name = getattr(error, "name", None)
+    if callable(name):  # confluent_kafka.KafkaError: "_MSG_TIMED_OUT", "TOPIC_AUTHORIZATION_FAILED"
+        return str(name())
+    return type(error).__qualname__
+
+
+class TracingProducerInterceptor:
+    """Producer interceptor writing the W3C trace context (OTel's global propagator) to headers.
+
+    ``mode="propagate"`` (default) injects the current context with no span of its own;
+    the encoded headers are cached while the current context does not change.
+    ``mode="span"`` starts one PRODUCER span ``send {topic}`` per record (messaging
+    semantic conventions), injects it, and ends it on acknowledgement, so its duration is
+    the delivery latency; a failed send sets error status and ``error.type``. Without an
+    SDK (a no-op tracer) it propagates the current context, as ``propagate`` does.
+
+    Existing ``traceparent``/``tracestate`` (and the propagator's other fields) are replaced,
+    never duplicated, except that a record that already carries a valid creation context
+    keeps it unless ``overwrite=True`` (a ``span``-mode send span then links to it).
+
+    Config keys (when named in ``interceptor.classes``; constructor arguments win):
+    ``kheaders.tracing.mode`` (``propagate``|``span``), ``kheaders.tracing.overwrite``
+    (bool), ``kheaders.tracing.max.pending.spans`` (int: spans awaiting acknowledgement
+    beyond this end early as not acknowledged); ``client.id`` and ``bootstrap.servers`` feed
+    span attributes. Raises ConfigurationError for a bad mode or value.
+    """
+
+    __slots__ = (
+        "_attrs",
+        "_client_id",
+        "_ctx_cache",
+        "_max_pending",
+        "_mode",
+        "_overwrite",
+        "_pending",
+        "_prop_state",
+        "_propagator",
+        "_provider",
+        "_server",
+        "_settings",
+        "_tracer",
+        "_ts_cache",
+    )
+
+    def __init__(
+        self,
+        mode: str | None = None,
+        *,
+        overwrite: bool | None = None,
+        tracer_provider: trace.TracerProvider | None = None,
+        propagator: TextMapPropagator | None = None,
+        max_pending: int | None = None,
+    ) -> None:
+        if mode is not None and mode not in MODES:
+            raise ConfigurationError(f"mode: expected one of {', '.join(MODES)}, got {mode!r}")
+        if max_pending is not None and max_pending < 1:
+            raise ConfigurationError(f"max_pending: must be >= 1, got {max_pending}")
+        self._settings = (mode, overwrite, max_pending)
+        self._mode = mode or "propagate"
+        self._overwrite = bool(overwrite)
+        self._max_pending = max_pending or DEFAULT_MAX_PENDING
+        self._provider = tracer_provider
+        self._tracer = get_tracer(tracer_provider)
+        self._propagator = propagator
+        self._client_id: str | None = None
+        self._server: tuple[str, int | None] | None = None
+        self._attrs: dict[str, tuple[str, Attributes]] = {}
+        self._prop_state: _PropState | None = None
+        self._ctx_cache: _CtxCache | None = None
+        self._ts_cache: tuple[TraceState, bytes] | None = None
+        self._pending: dict[int, tuple[Headers, Span]] = {}
+
+    @property
+    def mode(self) -> str:
+        """``"propagate"`` or ``"span"``."""
+        return self._mode
+
+    def configure(self, config: Config) -> None:
+        """Read settings from the client config (explicit constructor arguments win).
+
+        Raises ConfigurationError naming the key at fault.
+        """
+        mode, overwrite, max_pending = self._settings
+        if mode is None:
+            self._mode = get_choice(config, MODE_KEY, "propagate", MODES)
+        if overwrite is None:
+            self._overwrite = get_bool(config, OVERWRITE_KEY, False)
+        if max_pending is None:
+            self._max_pending = get_int(config, MAX_PENDING_KEY, DEFAULT_MAX_PENDING, 1)
+        self._client_id = get_str(config, "client.id")
+        self._server = server_address(config)
+        self._attrs = {}
+        # the global provider may have been installed since construction: skip the proxy
+        self._tracer = get_tracer(self._provider)
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    def _propagator_state(self) -> _PropState:
+        prop = self._propagator or propagate.get_global_textmap()
+        state = self._prop_state
+        if state is None or state[0] is not prop:
+            state = self._prop_state = (prop, propagator_fields(prop), is_w3c_only(prop))
+        return state
+
+    def _context_cache(self, ctx: Context, prop: TextMapPropagator) -> _CtxCache:
+        """What ``prop`` injects for ``ctx``: all pairs, and those other than trace context."""
+        cache = self._ctx_cache
+        if cache is None or cache[0] is not ctx or cache[1] is not prop:
+            pairs = inject_pairs(prop, ctx)
+            others = tuple(p for p in pairs if p[0] not in _TRACE_FIELDS)
+            cache = self._ctx_cache = (ctx, prop, pairs, others)
+        return cache
+
+    def _topic(self, topic: str) -> tuple[str, Attributes]:
+        found = self._attrs.get(topic)
+        if found is not None:
+            return found
+        attrs: Attributes = {
+            MESSAGING_SYSTEM: "kafka",
+            OPERATION_NAME: "send",
+            OPERATION_TYPE: "send",
+            DESTINATION_NAME: topic,
+        }
+        if self._client_id:
+            attrs[CLIENT_ID] = self._client_id
+        if self._server is not None:
+            attrs[SERVER_ADDRESS] = self._server[0]
+            if self._server[1] is not None:
+                attrs[SERVER_PORT] = self._server[1]
+        if len(self._attrs) >= _MAX_TOPICS:
+            self._attrs = {}
+        found = self._attrs[topic] = (f"send {topic}", attrs)
+        return found
+
+    def _tracestate(self, ts: TraceState) -> bytes:
+        cache = self._ts_cache
+        if cache is None or cache[0] is not ts:
+            cache = self._ts_cache = (ts, ts.to_header().encode("ascii"))
+        return cache[1]
+
+    # -- hooks ----------------------------------------------------------------------------------
+
+    def on_send(self, record: ProducerRecord) -> ProducerRecord:
+        """Write the trace context into ``record.headers`` (a read-only one is copied first)."""
+        headers = record.headers
+        if headers.read_only:
+            headers = record.headers = headers.copy()
+        if self._mode == "span":
+            self._send_span(record, headers)
+            return record
+        if headers and not self._overwrite and w3c_span_context(headers) is not None:
+            return record
+        prop, fields, _ = self._propagator_state()
+        replace_fields(headers, fields, self._context_cache(otel_context.get_current(), prop)[2])
+        return record
+
+    def _send_span(self, record: ProducerRecord, headers: Headers) -> None:
+        creation = w3c_span_context(headers) if headers and not self._overwrite else None
+        name, attrs = self._topic(record.topic)
+        key = record.key
+        if key is not None or record.partition is not None:
+            attrs = dict(attrs)
+            text = key if type(key) is str else key_text(key)
+            if text is not None:
+                attrs[MESSAGE_KEY] = text
+            if record.partition is not None and record.partition >= 0:
+                attrs[PARTITION_ID] = str(record.partition)
+        parent = otel_context.get_current()
+        span = self._tracer.start_span(
+            name,
+            context=parent,
+            kind=SpanKind.PRODUCER,
+            attributes=attrs,
+            links=_NO_LINKS if creation is None else (Link(creation),),
+        )
+        if creation is None:
+            prop, fields, w3c_only = self._propagator_state()
+            sc = span.get_span_context()
+            if not sc.is_valid:  # no SDK (a no-op tracer): propagate the current context
+                replace_fields(headers, fields, self._context_cache(parent, prop)[2])
+            elif w3c_only:
+                pairs = list(self._context_cache(parent, prop)[3])
+                pairs.append(
+                    Header(
+                        TRACEPARENT,
+                        b"00-%032x-%016x-%02x" % (sc.trace_id, sc.span_id, sc.trace_flags),
+                    )
+                )
+                if sc.trace_state:
+                    pairs.append(Header(TRACESTATE, self._tracestate(sc.trace_state)))
+                replace_fields(headers, fields, tuple(pairs))
+            else:
+                ctx = trace.set_span_in_context(span, parent)
+                replace_fields(headers, fields, inject_pairs(prop, ctx))
+        pending = self._pending
+        pending[id(headers)] = (headers, span)
+        if len(pending) > self._max_pending:
+            self._evict_oldest()
+
+    def _evict_oldest(self) -> None:
+        try:
+            oldest = next(iter(self._pending))
+        except (StopIteration, RuntimeError):  # emptied or changed by another thread
+            return
+        entry = self._pending.pop(oldest, None)
+        if entry is not None:
+            _end_unacknowledged(entry[1])
+
+    @property
+    def on_acknowledgement(self) -> Callable[[RecordMetadata, object, Headers], None]:
+        """The acknowledgement hook, present in ``span`` mode only.
+
+        In ``propagate`` mode there is nothing to do on acknowledgement, so the attribute is
+        absent (``AttributeError``) and the producer needs no per-record delivery callback.
+        """
+        if self._mode != "span":
+            raise AttributeError("on_acknowledgement: only in span mode")
+        return self._acknowledge
+
+    def _acknowledge(
+        self, metadata: RecordMetadata, error: BaseException | object | None, headers: Headers
+    ) -> None:
+        """End the record's send span (span mode): partition, offset, error status."""
+        entry = self._pending.pop(id(headers), None)
+        if entry is None:
+            return
+        span = entry[1]
+        if entry[0] is not headers:  # a stale entry whose headers object is gone
+            _end_unacknowledged(span)
+            return
+        attrs: Attributes = {}
+        if metadata.partition >= 0:
+            attrs[PARTITION_ID] = str(metadata.partition)
+        if metadata.offset >= 0:
+            attrs[OFFSET] = metadata.offset
+        if error is not None:
+            attrs[ERROR_TYPE] = _error_type(error)
+            span.set_status(Status(StatusCode.ERROR, str(error)))
+        if attrs:
+            span.set_attributes(attrs)
+        span.end()
+
+    def close(self) -> None:
+        """End the spans still awaiting acknowledgement (as not acknowledged)."""
+        pending, self._pending = self._pending, {}
+        for _, span in pending.values():
+            _end_unacknowledged(span)
+        self._ctx_cache = None
+
+    @property
+    def pending_spans(self) -> int:
+        """How many send spans await their acknowledgement."""
+        return len(self._pending)
+
+
+def _end_unacknowledged(span: Span) -> None:
+    span.set_attribute(ERROR_TYPE, _NO_ACK)
+    span.set_status(Status(StatusCode.ERROR, "no acknowledgement was received for this record"))
+    span.end()

@@ -1,0 +1,46 @@
+"""OpenTelemetry tracing through record headers (W3C Trace Context, strict).
+
+Producer side: :class:`TracingProducerInterceptor` (``propagate`` or ``span`` mode).
+Consumer side: :func:`extract` (a record's context), :func:`process_span` (a CONSUMER span
+per processed record) and :class:`TracingConsumerInterceptor` (a CLIENT ``poll`` span per
+batch, linked to every record). Needs only ``opentelemetry-api``; spans are recorded when
+an SDK TracerProvider is installed (globally or passed as ``tracer_provider``).
+"""
+
+from __future__ import annotations
+
+from interceptors._tracing_common import (
+    StrictHeadersGetter,
+    extract,
+    remote_span_context,
+)
+from interceptors._tracing_consumer import (
+    LINK_ONLY_KEY,
+    LINK_ONLY_TOPICS_KEY,
+    TracingConsumerInterceptor,
+    process_span,
+)
+from interceptors._tracing_producer import (
+    MAX_PENDING_KEY,
+    MODE_KEY,
+    OVERWRITE_KEY,
+    TracingProducerInterceptor,
+)
+
+extract_context = extract
+"""Alias of :func:`extract`."""
+
+__all__ = [
+    "LINK_ONLY_KEY",
+    "LINK_ONLY_TOPICS_KEY",
+    "MAX_PENDING_KEY",
+    "MODE_KEY",
+    "OVERWRITE_KEY",
+    "StrictHeadersGetter",
+    "TracingConsumerInterceptor",
+    "TracingProducerInterceptor",
+    "extract",
+    "extract_context",
+    "process_span",
+    "remote_span_context",
+]

@@ -1,0 +1,446 @@
+"""A header-aware producer around ``confluent_kafka.Producer``, with interceptors and serializers.
+
+Per record, in Kafka's order: interceptors' ``on_send`` → key, then value serializer (they
+see the live, writable headers) → ``headers.close()`` → librdkafka ``produce``. Every
+interceptor's ``on_acknowledgement`` runs exactly once per record: on delivery, on delivery
+failure, or when ``produce`` itself raised (the exception is then re-raised to the caller).
+
+The producer picks its ``produce`` implementation at construction: without interceptors and
+serializers it is a thin check-and-forward (header keys must be ``str``) costing a few percent
+of librdkafka's own enqueue time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, cast
+
+import confluent_kafka
+import structlog
+
+from kheaders._chain import PRODUCER_HOOKS, InterceptorChain
+from kheaders._config import _close_quietly, resolve
+from kheaders._delivery import DeliveryCallback, SendCallback, delivery_report
+from kheaders._errors import ReadOnlyHeadersError, SerializationError
+from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._records import ProducerRecord, RecordMetadata
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaError, Message
+
+_log = structlog.get_logger("kheaders.producer")
+
+_EMPTY = Headers._trusted([], read_only=True)
+
+_READ_ONLY_AT_SEND = (
+    "these headers are read-only: they were already sent (or received) with another record."
+    " Headers belong to one record; pass a writable copy: Headers(old) or old.copy()"
+)
+
+
+def _bad_header(item: object) -> TypeError | ValueError:
+    if not isinstance(item, tuple) or len(item) != 2:
+        return TypeError(f"headers must be (key, value) tuples, got {item!r}")
+    key = item[0]
+    if isinstance(key, str):
+        return ValueError("header key must not be empty")
+    return TypeError(
+        f"header key must be str, got {type(key).__name__} {key!r}"
+        " (kheaders never converts keys with str(); decode bytes keys first)"
+    )
+
+
+def _normalised(headers: list[tuple[str, HeaderValue]], exc: TypeError) -> list[Header] | None:
+    """Headers librdkafka refused, normalised as Headers would store them.
+
+    Raises the Headers model's error (naming the header), or ``exc`` itself when the headers
+    were not the problem.
+    """
+    if all(v is None or type(v) is bytes or type(v) is str for _, v in headers):
+        raise exc  # librdkafka takes these values: the key or value of the record is at fault
+    try:
+        return Headers(headers)._items or None
+    except (TypeError, ValueError) as bad:
+        raise bad from None
+
+
+def _writable(headers: HeaderTypes) -> Headers:
+    """The record's writable Headers; the given object itself when it is a Headers."""
+    if headers is None:
+        return Headers()
+    if type(headers) is Headers:
+        if headers._read_only:
+            raise ReadOnlyHeadersError(_READ_ONLY_AT_SEND)
+        return headers
+    return Headers(headers)
+
+
+class Producer:
+    """A ``confluent_kafka.Producer`` whose records carry :class:`Headers` through interceptors.
+
+    ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
+    ``key.serializer``, ``value.serializer``), which are removed before librdkafka sees it.
+    A config-level ``on_delivery`` callback becomes the default per-record callback (and so
+    also sees ``msg.headers()`` as the record's Headers).
+
+    Raises ConfigurationError for a bad kheaders setting (naming the setting and class),
+    TypeError for an object that implements no producer hook, and confluent-kafka's
+    KafkaException for a setting librdkafka rejects.
+    """
+
+    __slots__ = (
+        "_chain",
+        "_closed",
+        "_default_cb",
+        "_key_ser",
+        "_owned",
+        "_producer",
+        "_raw_produce",
+        "_value_ser",
+    )
+
+    def __init__(
+        self,
+        config: Mapping[str, object],
+        *,
+        interceptors: Iterable[object] = (),
+        key_serializer: object = None,
+        value_serializer: object = None,
+        strict: bool = False,
+    ) -> None:
+        setup = resolve(
+            config,
+            interceptors=interceptors,
+            key=key_serializer,
+            value=value_serializer,
+            producer=True,
+        )
+        default_cb = setup.rdkafka.pop("on_delivery", None)
+        chain = _chain(setup.interceptors, strict)
+        try:
+            raw = confluent_kafka.Producer(setup.rdkafka)
+        except BaseException:
+            chain.close()
+            raise
+        self._setup(raw, chain, setup.key, setup.value, default_cb, owned=True)  # type: ignore[arg-type]
+
+    @classmethod
+    def _wrap(
+        cls,
+        raw: confluent_kafka.Producer,
+        chain: InterceptorChain,
+        key_ser: Callable[..., object] | None,
+        value_ser: Callable[..., object] | None,
+    ) -> Producer:
+        self = cls.__new__(cls)
+        self._setup(raw, chain, key_ser, value_ser, None, owned=False)
+        return self
+
+    _producer: confluent_kafka.Producer
+    _raw_produce: Callable[..., None]
+
+    def _setup(
+        self,
+        raw: confluent_kafka.Producer,
+        chain: InterceptorChain,
+        key_ser: Callable[..., object] | None,
+        value_ser: Callable[..., object] | None,
+        default_cb: DeliveryCallback | None,
+        *,
+        owned: bool,
+    ) -> None:
+        self._producer = raw
+        self._raw_produce = raw.produce
+        self._chain = chain
+        self._key_ser = key_ser
+        self._value_ser = value_ser
+        self._default_cb = default_cb
+        self._owned = owned
+        self._closed = False
+        plain = not (
+            chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb
+        )
+        if plain and type(self) is Producer:  # a user's subclass keeps its class (full path)
+            self.__class__ = _PlainProducer  # same object, the lean produce()
+
+    # -- produce ----------------------------------------------------------------------------
+
+    def _produce_plain(  # noqa: PLR0917 - confluent-kafka's positional signature
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        callback: DeliveryCallback | None = None,
+        on_delivery: DeliveryCallback | None = None,
+        timestamp: int = 0,
+        headers: HeaderTypes = None,
+    ) -> None:
+        if callback is None and on_delivery is None:
+            if headers is not None:
+                if type(headers) is list:
+                    for h in headers:
+                        k = h[0]
+                        if type(k) is not str or not k:
+                            raise _bad_header(h)
+                    if not headers:
+                        headers = None
+                else:
+                    hs = _writable(headers).close()
+                    headers = hs._items or None
+            try:
+                return self._raw_produce(
+                    topic, value, key, partition, None, None, timestamp, headers
+                )
+            except TypeError as exc:  # e.g. a bytearray value: confluent takes bytes/str only
+                if type(headers) is not list:
+                    raise
+                headers = _normalised(headers, exc)
+            return self._raw_produce(topic, value, key, partition, None, None, timestamp, headers)
+        cb = cast("DeliveryCallback", callback or on_delivery)
+        return self._produce_with_callback(topic, value, key, partition, cb, timestamp, headers)
+
+    def _produce_with_callback(  # noqa: PLR0917 - forwards produce()'s arguments
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int,
+        cb: DeliveryCallback,
+        timestamp: int,
+        headers: HeaderTypes,
+    ) -> None:
+        """No interceptor, no serializer: only the callback needs the record's Headers."""
+        closed = _writable(headers).close() if headers is not None else _EMPTY
+
+        def report(err: KafkaError | None, msg: Message) -> None:
+            msg.set_headers(closed)  # type: ignore[arg-type]
+            cb(err, msg)
+
+        return self._raw_produce(
+            topic, value, key, partition, report, None, timestamp, closed._items or None
+        )
+
+    def produce(  # noqa: PLR0917 - confluent-kafka's positional signature
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        callback: DeliveryCallback | None = None,
+        on_delivery: DeliveryCallback | None = None,
+        timestamp: int = 0,
+        headers: HeaderTypes = None,
+    ) -> None:
+        """Send one record (confluent-kafka's signature and positional order).
+
+        ``headers`` may be a :class:`Headers` (used as the record's headers, then closed), a
+        list of ``(str, value)`` tuples, a mapping, or ``None``. ``on_delivery(err, msg)``
+        (alias ``callback``) is served from :meth:`poll`/:meth:`flush`, with ``msg.headers()``
+        returning the record's read-only Headers.
+
+        Raises ReadOnlyHeadersError for headers that are already closed, TypeError for a header
+        key that is not a non-empty ``str``, SerializationError when a serializer fails, and
+        whatever librdkafka raises (BufferError when the queue is full, KafkaException).
+        """
+        record = ProducerRecord(
+            topic,
+            value,
+            key,
+            _writable(headers),
+            None if partition < 0 else partition,
+            timestamp or None,
+        )
+        self._send(record, callback or on_delivery or self._default_cb, None)
+
+    def send(self, record: ProducerRecord, on_delivery: SendCallback | None = None) -> None:
+        """Send a :class:`ProducerRecord`; ``on_delivery(metadata, error)`` as in Java.
+
+        When sending fails before librdkafka accepted the record, the exception is raised here
+        (``on_delivery`` is not called; interceptors' ``on_acknowledgement`` is).
+        Raises as :meth:`produce`.
+        """
+        if record.headers._read_only:
+            raise ReadOnlyHeadersError(_READ_ONLY_AT_SEND)
+        self._send(record, None, on_delivery)
+
+    def _send(
+        self,
+        record: ProducerRecord,
+        cb: DeliveryCallback | None,
+        java_cb: SendCallback | None,
+    ) -> None:
+        chain = self._chain
+        topic = record.topic
+        headers = record.headers
+        try:
+            if chain.on_send:  # raises only in strict mode
+                record = chain.send(record)
+                topic = record.topic
+                headers = record.headers
+            if type(headers) is not Headers:
+                headers = record.headers = Headers(headers)
+            key = record.key
+            value = record.value
+            if self._key_ser is not None:
+                key = self._serialize(self._key_ser, "key", topic, headers, key)
+            if self._value_ser is not None:
+                value = self._serialize(self._value_ser, "value", topic, headers, value)
+            headers.close()
+            report = None
+            if cb is not None or java_cb is not None or chain.on_acknowledgement:
+                ack = chain.acknowledge if chain.on_acknowledgement else None
+                report = delivery_report(headers, ack, cb, java_cb)
+            partition = record.partition
+            self._raw_produce(
+                topic,
+                value,
+                key,
+                -1 if partition is None else partition,
+                report,
+                None,
+                record.timestamp or 0,
+                headers._items or None,
+            )
+        except Exception as exc:
+            if chain.on_acknowledgement:
+                part = -1 if record.partition is None else record.partition
+                chain.acknowledge(RecordMetadata(topic, part), exc, _readable(headers))
+            raise
+
+    @staticmethod
+    def _serialize(
+        fn: Callable[..., object], field: str, topic: str, headers: Headers, data: object
+    ) -> object:
+        try:
+            return fn(topic, headers, data)
+        except Exception as exc:
+            raise SerializationError(
+                f"{field} serializer failed for a record to topic {topic!r}:"
+                f" {type(exc).__name__}: {exc}",
+                topic=topic,
+                field=field,
+            ) from exc
+
+    # -- the rest of the producer -----------------------------------------------------------
+
+    @property
+    def interceptors(self) -> InterceptorChain:
+        """The interceptor chain (``.errors`` counts failures per interceptor)."""
+        return self._chain
+
+    @property
+    def wrapped(self) -> confluent_kafka.Producer:
+        """The underlying ``confluent_kafka.Producer``."""
+        return self._producer
+
+    def poll(self, timeout: float = -1) -> int:
+        """Serve delivery reports (callbacks); return how many were served."""
+        return self._producer.poll(timeout)
+
+    def flush(self, timeout: float = -1) -> int:
+        """Wait until all records are delivered or failed; return how many are still queued."""
+        return self._producer.flush(timeout)
+
+    def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
+        """Drop queued records; their delivery reports (with an error) come on the next poll."""
+        self._producer.purge(in_queue=in_queue, in_flight=in_flight, blocking=blocking)
+
+    def __len__(self) -> int:
+        return len(self._producer)
+
+    def close(self, timeout: float | None = None) -> int:
+        """Flush (up to ``timeout`` seconds; ``None``: until every record is delivered or
+        failed, bounded by ``message.timeout.ms``), then close the interceptors.
+
+        A producer kheaders built is then closed; records still queued after ``timeout`` are
+        purged (their interceptors see the failure) and counted in the return value and a log
+        warning. A wrapped producer is flushed only, never closed or purged.
+        Closing twice is a no-op returning 0.
+        """
+        if self._closed:
+            return 0
+        self._closed = True
+        try:
+            remaining: int = self._producer.flush(-1 if timeout is None else timeout)
+            if remaining and self._owned:
+                _log.warning("records not delivered before close; purged", count=remaining)
+                self._producer.purge()
+                self._producer.poll(0)
+            close = getattr(self._producer, "close", None)  # newer confluent-kafka only
+            if self._owned and close is not None:
+                close()
+        finally:
+            self._chain.close()
+        return remaining
+
+    def __enter__(self) -> Producer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._producer, name)
+
+    def __repr__(self) -> str:
+        n = len(self._chain.interceptors)
+        return f"<kheaders.Producer wrapping {self._producer!r}, {n} interceptors>"
+
+
+class _PlainProducer(Producer):
+    """A Producer with no interceptors and no serializers: produce() only checks and forwards."""
+
+    __slots__ = ()
+    produce = Producer._produce_plain
+
+
+Producer._produce_plain.__doc__ = Producer.produce.__doc__
+
+
+def _readable(headers: object) -> Headers:
+    return headers if type(headers) is Headers else _EMPTY
+
+
+def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
+    try:
+        return InterceptorChain(interceptors, strict=strict, hooks=PRODUCER_HOOKS)
+    except BaseException:
+        _close_quietly(interceptors)
+        raise
+
+
+def wrap_producer(
+    producer: confluent_kafka.Producer,
+    *,
+    interceptors: Iterable[object] = (),
+    key_serializer: object = None,
+    value_serializer: object = None,
+    strict: bool = False,
+) -> Producer:
+    """Wrap an existing ``confluent_kafka.Producer`` (left as it is) in a kheaders Producer.
+
+    >>> import confluent_kafka
+    >>> p = wrap_producer(confluent_kafka.Producer({"bootstrap.servers": "127.0.0.1:9"}))
+    >>> p.close(timeout=0)
+    0
+
+    Raises TypeError for an interceptor that implements no producer hook, ConfigurationError
+    for a serializer without ``serialize``.
+    """
+    setup = resolve(
+        {},
+        interceptors=interceptors,
+        key=key_serializer,
+        value=value_serializer,
+        producer=True,
+    )
+    return Producer._wrap(producer, _chain(setup.interceptors, strict), setup.key, setup.value)

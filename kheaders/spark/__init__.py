@@ -1,0 +1,54 @@
+"""Kafka for PySpark with headers: the ``kheaders`` data source (reads and writes like Spark's
+``kafka`` format, through confluent-kafka), header column functions, KIP-280 compaction in
+Spark SQL, and the pipeline job. Needs the ``spark`` extra (pyspark, pyarrow)."""
+
+from __future__ import annotations
+
+from kheaders.spark._arrow import HEADERS_TYPE, arrow_schema, kafka_schema
+from kheaders.spark._compact import compact
+from kheaders.spark._errors import DataLossError, DeliveryError
+from kheaders.spark._functions import (
+    header_last,
+    header_long,
+    header_text,
+    header_values,
+    header_varlong,
+    headers_to_map,
+    parent_span_id,
+    set_header,
+    trace_id,
+    with_header,
+)
+from kheaders.spark._source import (
+    KafkaDataSource,
+    kafka_connector_available,
+    kafka_reader,
+    read_kafka,
+    register,
+)
+from kheaders.spark._writer import DEFAULT_PARTITIONER
+
+__all__ = [
+    "DEFAULT_PARTITIONER",
+    "HEADERS_TYPE",
+    "DataLossError",
+    "DeliveryError",
+    "KafkaDataSource",
+    "arrow_schema",
+    "compact",
+    "header_last",
+    "header_long",
+    "header_text",
+    "header_values",
+    "header_varlong",
+    "headers_to_map",
+    "kafka_connector_available",
+    "kafka_reader",
+    "kafka_schema",
+    "parent_span_id",
+    "read_kafka",
+    "register",
+    "set_header",
+    "trace_id",
+    "with_header",
+]

@@ -1,0 +1,13 @@
+"""Errors of the Spark source and sink (leaves of the kheaders exception tree)."""
+
+from __future__ import annotations
+
+from kheaders._errors import KHeadersError
+
+
+class DataLossError(KHeadersError, RuntimeError):
+    """Offsets a query needs are no longer in the log; ``failOnDataLoss=false`` skips them."""
+
+
+class DeliveryError(KHeadersError, RuntimeError):
+    """A write task could not deliver every record to Kafka; the task (and query) fails."""

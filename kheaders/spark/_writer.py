@@ -1,0 +1,216 @@
+"""The sink: write DataFrame rows to Kafka with headers, at least once, failing on any loss."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+from confluent_kafka import KafkaError, KafkaException, Message, Producer
+from pyspark.sql.datasource import (
+    DataSourceArrowWriter,
+    DataSourceStreamArrowWriter,
+    WriterCommitMessage,
+)
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    IntegerType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from kheaders._errors import ConfigurationError
+from kheaders.spark._arrow import HEADERS_TYPE
+from kheaders.spark._errors import DeliveryError
+from kheaders.spark._options import kafka_config
+
+_log = logging.getLogger(__name__)
+# Java's default partitioner hashes keys with murmur2; librdkafka's own default does not.
+DEFAULT_PARTITIONER = "murmur2_random"
+_TEXT_OR_BYTES = (StringType(), BinaryType())
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    """The parsed write options (picklable: they travel to the executors)."""
+
+    conf: dict[str, str]
+    topic: str | None
+    columns: tuple[str, ...]
+    flush_timeout_s: float
+
+
+def sink_options(options: Mapping[str, str], schema: StructType) -> SinkOptions:
+    """Check the options and the DataFrame's columns as Spark's Kafka sink does.
+
+    Raises ConfigurationError naming the column or option at fault.
+    """
+    conf = kafka_config(options, consumer=False)
+    conf.setdefault("partitioner", DEFAULT_PARTITIONER)
+    topic = options.get("topic")
+    types = {f.name.lower(): f.dataType for f in schema.fields}
+    if "value" not in types:
+        raise ConfigurationError("a Kafka write needs a 'value' column (binary or string)")
+    checks: dict[str, tuple[DataType, ...]] = {
+        "value": _TEXT_OR_BYTES,
+        "key": _TEXT_OR_BYTES,
+        "topic": (StringType(),),
+        "partition": (IntegerType(),),
+        "headers": (HEADERS_TYPE,),
+    }
+    for name, allowed in checks.items():
+        if name in types and _strip_nullability(types[name]) not in allowed:
+            raise ConfigurationError(
+                f"column '{name}' must be of type {' or '.join(t.simpleString() for t in allowed)}"
+                f", not {types[name].simpleString()}"
+            )
+    if topic is None and "topic" not in types:
+        raise ConfigurationError("a Kafka write needs the 'topic' option or a 'topic' column")
+    timeout_ms = int(conf.get("message.timeout.ms", conf.get("delivery.timeout.ms", 300_000)))
+    return SinkOptions(
+        conf=conf,
+        topic=topic,
+        columns=tuple(n for n in checks if n in types),
+        flush_timeout_s=timeout_ms / 1000 + 30,
+    )
+
+
+@dataclass
+class KafkaCommitMessage(WriterCommitMessage):
+    """What one task delivered."""
+
+    records: int
+
+
+class _Delivery:
+    __slots__ = ("delivered", "error")
+
+    def __init__(self) -> None:
+        self.delivered = 0
+        self.error: str | None = None
+
+    def __call__(self, err: KafkaError | None, msg: Message) -> None:
+        if err is None:
+            self.delivered += 1
+        elif self.error is None:
+            self.error = f"{msg.topic()}-{msg.partition()}: {err}"
+
+
+def _strip_nullability(dt: DataType) -> DataType:
+    """The type with every field and element nullable (a literal array may say not null)."""
+    if isinstance(dt, ArrayType):
+        return ArrayType(_strip_nullability(dt.elementType), containsNull=True)
+    if isinstance(dt, StructType):
+        return StructType([StructField(f.name, _strip_nullability(f.dataType)) for f in dt.fields])
+    return dt
+
+
+def _delivered(messages: list[WriterCommitMessage | None]) -> int:
+    return sum(m.records for m in messages if isinstance(m, KafkaCommitMessage))
+
+
+def _column(batch: pa.RecordBatch, name: str, n: int) -> list[Any]:
+    index = batch.schema.get_field_index(name)
+    if index < 0:
+        return [None] * n
+    return batch.column(index).to_pylist()  # type: ignore[no-any-return]
+
+
+def write_batches(options: SinkOptions, batches: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
+    """Produce every row and wait for every delivery report.
+
+    Raises DeliveryError when any record was not acknowledged (so Spark retries the task),
+    ConfigurationError for a row without a topic or with a null header key.
+    """
+    producer = Producer(options.conf)
+    report = _Delivery()
+    sent = 0
+    for batch in batches:
+        sent += _produce_batch(producer, options, batch, report)
+    deadline = time.monotonic() + options.flush_timeout_s
+    while producer.flush(1.0) > 0:
+        if time.monotonic() > deadline:
+            raise DeliveryError(f"{len(producer)} records still undelivered after the timeout")
+    if report.error is not None:
+        raise DeliveryError(
+            f"{sent - report.delivered} of {sent} records failed; first: {report.error}"
+        )
+    return KafkaCommitMessage(records=report.delivered)
+
+
+def _produce_batch(
+    producer: Producer, options: SinkOptions, batch: pa.RecordBatch, report: _Delivery
+) -> int:
+    n: int = batch.num_rows
+    values, keys = _column(batch, "value", n), _column(batch, "key", n)
+    topics = [options.topic] * n if options.topic else _column(batch, "topic", n)
+    partitions, headers = _column(batch, "partition", n), _column(batch, "headers", n)
+    produce = producer.produce
+    for i in range(n):
+        topic, hs, part = topics[i], headers[i], partitions[i]
+        if topic is None:
+            raise ConfigurationError(f"row {i} of a write batch has a null 'topic'")
+        kwargs: dict[str, Any] = {}
+        if hs is not None:
+            kwargs["headers"] = [(h["key"], h["value"]) for h in hs]
+        if part is not None:
+            kwargs["partition"] = part
+        while True:
+            try:
+                produce(topic, values[i], keys[i], on_delivery=report, **kwargs)
+                break
+            except BufferError:
+                producer.poll(0.1)
+            except (KafkaException, TypeError, ValueError) as exc:
+                raise DeliveryError(f"producing to {topic} (row {i}) failed: {exc}") from exc
+        if report.error is not None:
+            raise DeliveryError(f"delivery failed: {report.error}")
+    producer.poll(0)
+    return n
+
+
+class KafkaBatchWriter(DataSourceArrowWriter):
+    """Batch write: every task flushes and fails on any undelivered record (at least once)."""
+
+    def __init__(self, options: SinkOptions) -> None:
+        self._options = options
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
+        """Produce the task's rows; raises DeliveryError if any was not acknowledged."""
+        return write_batches(self._options, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Log the records delivered (Kafka has no transaction to commit here)."""
+        _log.info("kheaders sink: %d records delivered", _delivered(messages))
+
+    def abort(self, messages: list[WriterCommitMessage | None]) -> None:
+        """Records already delivered by successful tasks stay in Kafka (at-least-once)."""
+        done = _delivered(messages)
+        _log.warning("kheaders sink: write aborted; %d records were delivered already", done)
+
+
+class KafkaStreamWriter(DataSourceStreamArrowWriter):
+    """Streaming write: as the batch writer, per micro-batch; a replayed batch is re-sent."""
+
+    def __init__(self, options: SinkOptions) -> None:
+        self._options = options
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
+        """Produce the task's rows; raises DeliveryError if any was not acknowledged."""
+        return write_batches(self._options, iterator)
+
+    def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        """Log the records delivered in micro-batch ``batchId``."""
+        done = _delivered(messages)
+        _log.info("kheaders sink: batch %d, %d records delivered", batchId, done)
+
+    def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
+        """Records already delivered stay in Kafka; the batch is replayed (at-least-once)."""
+        done = _delivered(messages)
+        _log.warning("kheaders sink: batch %d aborted; %d delivered already", batchId, done)
