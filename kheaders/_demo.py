@@ -261,8 +261,6 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
     finally:
         if broker is not None:
             broker.stop()
-        shutdown = getattr(provider, "shutdown", None)
-        if shutdown is not None:
-            shutdown()
+        provider.shutdown()
     print("demo: OK" if not problems else f"demo: FAILED ({len(problems)} problems)", file=out)
     return 0 if not problems else 1

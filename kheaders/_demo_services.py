@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, Message, TopicPartition
 from opentelemetry import trace
@@ -26,6 +26,9 @@ from kheaders._errors import ConfigurationError
 from kheaders._producer import Producer
 from kheaders._serde_json import JsonDeserializer, JsonSerializer
 from kheaders.broker import BOOTSTRAP_ENV, fast_consumer_config
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
 
 ORDERS_TOPIC = "orders"
 """Where the order service writes (one record per order event)."""
@@ -59,7 +62,7 @@ def bootstrap_from_env(explicit: str | None = None) -> str:
     return value
 
 
-def setup_tracing(service_name: str, *, set_global: bool = True) -> trace.TracerProvider:
+def setup_tracing(service_name: str, *, set_global: bool = True) -> SdkTracerProvider:
     """An OpenTelemetry SDK TracerProvider for ``service_name`` (made global unless told not to).
 
     With ``OTEL_EXPORTER_OTLP_ENDPOINT`` set and ``opentelemetry-exporter-otlp`` importable,
