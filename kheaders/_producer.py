@@ -14,24 +14,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import confluent_kafka
 import structlog
 
 from kheaders._chain import PRODUCER_HOOKS, InterceptorChain
 from kheaders._config import _close_quietly, resolve
+from kheaders._delivery import DeliveryCallback, SendCallback, delivery_report
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
-from kheaders._headers import Headers, HeaderTypes
+from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message
-
-DeliveryCallback = Callable[["KafkaError | None", "Message"], object]
-"""confluent-kafka's callback: ``(err, msg)``; kheaders makes ``msg.headers()`` the Headers."""
-SendCallback = Callable[[RecordMetadata, "KafkaError | None"], object]
-"""Java's callback for :meth:`Producer.send`: ``(metadata, error)``."""
 
 _log = structlog.get_logger("kheaders.producer")
 
@@ -55,6 +51,20 @@ def _bad_header(item: object) -> TypeError | ValueError:
     )
 
 
+def _normalised(headers: list[tuple[str, HeaderValue]], exc: TypeError) -> list[Header] | None:
+    """Headers librdkafka refused, normalised as Headers would store them.
+
+    Raises the Headers model's error (naming the header), or ``exc`` itself when the headers
+    were not the problem.
+    """
+    if all(v is None or type(v) is bytes or type(v) is str for _, v in headers):
+        raise exc  # librdkafka takes these values: the key or value of the record is at fault
+    try:
+        return Headers(headers)._items or None
+    except (TypeError, ValueError) as bad:
+        raise bad from None
+
+
 def _writable(headers: HeaderTypes) -> Headers:
     """The record's writable Headers; the given object itself when it is a Headers."""
     if headers is None:
@@ -64,22 +74,6 @@ def _writable(headers: HeaderTypes) -> Headers:
             raise ReadOnlyHeadersError(_READ_ONLY_AT_SEND)
         return headers
     return Headers(headers)
-
-
-def _metadata(msg: Message) -> RecordMetadata:
-    ts_type, ts = msg.timestamp()
-    offset = msg.offset()
-    partition = msg.partition()
-    key = msg.key()
-    value = msg.value()
-    return RecordMetadata(
-        msg.topic() or "",
-        -1 if partition is None else partition,
-        offset if offset is not None and offset >= 0 else -1,
-        ts if ts_type else None,
-        -1 if key is None else len(key),
-        -1 if value is None else len(value),
-    )
 
 
 class Producer:
@@ -164,7 +158,10 @@ class Producer:
         self._default_cb = default_cb
         self._owned = owned
         self._closed = False
-        if not (chain.on_send or chain.on_acknowledgement or key_ser or value_ser):
+        plain = not (
+            chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb
+        )
+        if plain and type(self) is Producer:  # a user's subclass keeps its class (full path)
             self.__class__ = _PlainProducer  # same object, the lean produce()
 
     # -- produce ----------------------------------------------------------------------------
@@ -180,8 +177,7 @@ class Producer:
         timestamp: int = 0,
         headers: HeaderTypes = None,
     ) -> None:
-        cb = callback or on_delivery or self._default_cb
-        if cb is None:
+        if callback is None and on_delivery is None:
             if headers is not None:
                 if type(headers) is list:
                     for h in headers:
@@ -193,7 +189,29 @@ class Producer:
                 else:
                     hs = _writable(headers).close()
                     headers = hs._items or None
+            try:
+                return self._raw_produce(
+                    topic, value, key, partition, None, None, timestamp, headers
+                )
+            except TypeError as exc:  # e.g. a bytearray value: confluent takes bytes/str only
+                if type(headers) is not list:
+                    raise
+                headers = _normalised(headers, exc)
             return self._raw_produce(topic, value, key, partition, None, None, timestamp, headers)
+        cb = cast("DeliveryCallback", callback or on_delivery)
+        return self._produce_with_callback(topic, value, key, partition, cb, timestamp, headers)
+
+    def _produce_with_callback(  # noqa: PLR0917 - forwards produce()'s arguments
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int,
+        cb: DeliveryCallback,
+        timestamp: int,
+        headers: HeaderTypes,
+    ) -> None:
+        """No interceptor, no serializer: only the callback needs the record's Headers."""
         closed = _writable(headers).close() if headers is not None else _EMPTY
 
         def report(err: KafkaError | None, msg: Message) -> None:
@@ -254,11 +272,13 @@ class Producer:
         java_cb: SendCallback | None,
     ) -> None:
         chain = self._chain
-        if chain.on_send:
-            record = chain.send(record)
         topic = record.topic
         headers = record.headers
         try:
+            if chain.on_send:  # raises only in strict mode
+                record = chain.send(record)
+                topic = record.topic
+                headers = record.headers
             if type(headers) is not Headers:
                 headers = record.headers = Headers(headers)
             key = record.key
@@ -270,7 +290,8 @@ class Producer:
             headers.close()
             report = None
             if cb is not None or java_cb is not None or chain.on_acknowledgement:
-                report = self._report(headers, cb, java_cb)
+                ack = chain.acknowledge if chain.on_acknowledgement else None
+                report = delivery_report(headers, ack, cb, java_cb)
             partition = record.partition
             self._raw_produce(
                 topic,
@@ -301,23 +322,6 @@ class Producer:
                 topic=topic,
                 field=field,
             ) from exc
-
-    def _report(
-        self, headers: Headers, cb: DeliveryCallback | None, java_cb: SendCallback | None
-    ) -> Callable[[KafkaError | None, Message], None]:
-        ack = self._chain.acknowledge if self._chain.on_acknowledgement else None
-
-        def report(err: KafkaError | None, msg: Message) -> None:
-            md = _metadata(msg) if ack is not None or java_cb is not None else None
-            if ack is not None:
-                ack(md, err, headers)  # type: ignore[arg-type]
-            if java_cb is not None:
-                java_cb(md, err)  # type: ignore[arg-type]
-            elif cb is not None:
-                msg.set_headers(headers)  # type: ignore[arg-type]
-                cb(err, msg)
-
-        return report
 
     # -- the rest of the producer -----------------------------------------------------------
 
@@ -364,8 +368,9 @@ class Producer:
                 _log.warning("records not delivered before close; purged", count=remaining)
                 self._producer.purge()
                 self._producer.poll(0)
-            if self._owned:
-                self._producer.close()
+            close = getattr(self._producer, "close", None)  # newer confluent-kafka only
+            if self._owned and close is not None:
+                close()
         finally:
             self._chain.close()
         return remaining
@@ -396,6 +401,9 @@ class _PlainProducer(Producer):
 
     __slots__ = ()
     produce = Producer._produce_plain
+
+
+Producer._produce_plain.__doc__ = Producer.produce.__doc__
 
 
 def _readable(headers: object) -> Headers:

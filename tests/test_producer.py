@@ -8,6 +8,8 @@ from typing import Any
 import confluent_kafka
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import kheaders
 from kheaders import (
@@ -192,10 +194,13 @@ def test_strict_producer_raises_the_interceptors_error() -> None:
             raise RuntimeError("boom")
 
     reports: list[Any] = []
-    p = Producer(counting(reports), interceptors=[Boom()], strict=True)
+    rec = Recorder()
+    p = Producer(counting(reports), interceptors=[Boom(), rec], strict=True)
     with pytest.raises(RuntimeError, match="boom"):
         p.produce("t", b"v")
     assert queued(p, reports) == 0
+    assert rec.sent == []
+    assert [type(err) for _, err, _ in rec.acks] == [RuntimeError]  # still acknowledged once
     p.close(timeout=0)
 
 
@@ -347,3 +352,66 @@ def test_no_interceptor_no_serializer_picks_the_lean_produce() -> None:
     assert type(q).produce is Producer.produce
     p.close(timeout=0)
     q.close(timeout=0)
+
+
+def test_a_subclass_keeps_its_class_and_methods() -> None:
+    class Mine(Producer):
+        __slots__ = ()
+
+        def hello(self) -> str:
+            return "mine"
+
+    p = Mine(UNREACHABLE)
+    assert type(p) is Mine
+    assert p.hello() == "mine"
+    p.close(timeout=0)
+
+
+KEYS = st.sampled_from(["k", "ключ", "", b"k", 1])
+VALUES = st.sampled_from([b"v", b"", "wert", None, bytearray(b"ba"), memoryview(b"mv"), 3])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(KEYS, VALUES), max_size=4), st.booleans())
+def test_produce_accepts_exactly_what_the_headers_model_accepts(
+    pairs: list[tuple[Any, Any]], lean: bool
+) -> None:
+    try:
+        expected: type[Exception] | None = None
+        model = Headers(pairs)
+    except (TypeError, ValueError) as exc:
+        expected = type(exc)
+    p = Producer(UNREACHABLE, interceptors=[] if lean else [Recorder()])
+    assert (type(p).produce is Producer._produce_plain) == lean
+    sent: list[Any] = []
+    real = p._raw_produce
+
+    def spy(*args: Any) -> None:  # watches what reaches librdkafka
+        real(*args)
+        sent.append(args[-1])
+
+    p._raw_produce = spy
+    try:
+        if expected is None:
+            p.produce("t", b"v", headers=pairs)
+            assert len(sent) == 1
+            wire = Headers(sent[0]).to_list() if sent[0] is not None else []
+            assert wire == model.to_list() + ([] if lean else [("rec", b"1")])
+        else:
+            with pytest.raises(expected):
+                p.produce("t", b"v", headers=pairs)
+            assert sent == []
+    finally:
+        p.purge()
+        p.close(timeout=0)
+
+
+def test_a_bad_record_value_is_reported_as_such_not_blamed_on_headers() -> None:
+    p = Producer(UNREACHABLE)
+    with pytest.raises(TypeError, match="bytes-like"):
+        p.produce("t", 5, headers=[("a", b"1")])
+    with pytest.raises(TypeError, match="bytes-like"):
+        p.produce("t", 5, headers=[("a", bytearray(b"1"))])
+    with pytest.raises(TypeError, match="header 'a'"):
+        p.produce("t", b"v", headers=[("a", 7)])
+    p.close(timeout=0)

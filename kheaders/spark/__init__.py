@@ -5,6 +5,7 @@ Spark SQL, and the pipeline job. Needs the ``spark`` extra (pyspark, pyarrow).""
 from __future__ import annotations
 
 from kheaders.spark._arrow import HEADERS_TYPE, arrow_schema, kafka_schema
+from kheaders.spark._compact import compact
 from kheaders.spark._errors import DataLossError, DeliveryError
 from kheaders.spark._functions import (
     header_last,
@@ -34,6 +35,7 @@ __all__ = [
     "DeliveryError",
     "KafkaDataSource",
     "arrow_schema",
+    "compact",
     "header_last",
     "header_long",
     "header_text",
