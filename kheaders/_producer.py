@@ -24,6 +24,7 @@ from kheaders._config import _close_quietly, resolve
 from kheaders._delivery import DeliveryCallback, SendCallback, delivery_report
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._limits import DEFAULT_LIMITS, HeaderLimits
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
@@ -81,6 +82,9 @@ class Producer:
 
     ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
     ``key.serializer``, ``value.serializer``), which are removed before librdkafka sees it.
+    Every record's headers are checked against ``limits`` (a :class:`HeaderLimits`; default
+    from the ``kheaders.header.limits.*`` settings, else the defaults; ``False`` turns the
+    check off) before librdkafka sees the record.
     A config-level ``on_delivery`` callback becomes the default per-record callback (and so
     also sees ``msg.headers()`` as the record's Headers).
 
@@ -94,6 +98,7 @@ class Producer:
         "_closed",
         "_default_cb",
         "_key_ser",
+        "_limits",
         "_owned",
         "_producer",
         "_raw_produce",
@@ -108,7 +113,9 @@ class Producer:
         key_serializer: object = None,
         value_serializer: object = None,
         strict: bool = False,
+        limits: HeaderLimits | bool | None = None,
     ) -> None:
+        header_limits = _limits(limits, config)
         setup = resolve(
             config,
             interceptors=interceptors,
@@ -124,6 +131,7 @@ class Producer:
             chain.close()
             raise
         self._setup(raw, chain, setup.key, setup.value, default_cb, owned=True)  # type: ignore[arg-type]
+        self._limits = header_limits
 
     @classmethod
     def _wrap(
@@ -132,13 +140,16 @@ class Producer:
         chain: InterceptorChain,
         key_ser: Callable[..., object] | None,
         value_ser: Callable[..., object] | None,
+        limits: HeaderLimits | None = DEFAULT_LIMITS,
     ) -> Producer:
         self = cls.__new__(cls)
         self._setup(raw, chain, key_ser, value_ser, None, owned=False)
+        self._limits = limits
         return self
 
     _producer: confluent_kafka.Producer
     _raw_produce: Callable[..., None]
+    _limits: HeaderLimits | None
 
     def _setup(
         self,
@@ -189,6 +200,8 @@ class Producer:
                 else:
                     hs = _writable(headers).close()
                     headers = hs._items or None
+                if headers and self._limits is not None:
+                    self._limits.check(headers)
             try:
                 return self._raw_produce(
                     topic, value, key, partition, None, None, timestamp, headers
@@ -213,6 +226,8 @@ class Producer:
     ) -> None:
         """No interceptor, no serializer: only the callback needs the record's Headers."""
         closed = _writable(headers).close() if headers is not None else _EMPTY
+        if closed._items and self._limits is not None:
+            self._limits.check(closed._items)
 
         def report(err: KafkaError | None, msg: Message) -> None:
             msg.set_headers(closed)  # type: ignore[arg-type]
@@ -241,7 +256,9 @@ class Producer:
         returning the record's read-only Headers.
 
         Raises ReadOnlyHeadersError for headers that are already closed, TypeError for a header
-        key that is not a non-empty ``str``, SerializationError when a serializer fails, and
+        key that is not a non-empty ``str``, SerializationError when a serializer fails,
+        HeaderLimitError when the headers exceed the producer's limits (checked after the
+        interceptors and serializers, before librdkafka sees the record), and
         whatever librdkafka raises (BufferError when the queue is full, KafkaException).
         """
         record = ProducerRecord(
@@ -287,6 +304,8 @@ class Producer:
                 key = self._serialize(self._key_ser, "key", topic, headers, key)
             if self._value_ser is not None:
                 value = self._serialize(self._value_ser, "value", topic, headers, value)
+            if headers._items and self._limits is not None:
+                self._limits.check(headers._items)
             headers.close()
             report = None
             if cb is not None or java_cb is not None or chain.on_acknowledgement:
@@ -406,6 +425,17 @@ class _PlainProducer(Producer):
 Producer._produce_plain.__doc__ = Producer.produce.__doc__
 
 
+def _limits(
+    limits: HeaderLimits | bool | None, config: Mapping[str, object]
+) -> HeaderLimits | None:
+    """The producer's header limits: given, from ``kheaders.header.limits.*``, or defaults."""
+    if limits is None or limits is True:
+        return HeaderLimits.from_config(config)
+    if limits is False:
+        return None
+    return limits
+
+
 def _readable(headers: object) -> Headers:
     return headers if type(headers) is Headers else _EMPTY
 
@@ -425,6 +455,7 @@ def wrap_producer(
     key_serializer: object = None,
     value_serializer: object = None,
     strict: bool = False,
+    limits: HeaderLimits | None = DEFAULT_LIMITS,
 ) -> Producer:
     """Wrap an existing ``confluent_kafka.Producer`` (left as it is) in a kheaders Producer.
 
@@ -443,4 +474,5 @@ def wrap_producer(
         value=value_serializer,
         producer=True,
     )
-    return Producer._wrap(producer, _chain(setup.interceptors, strict), setup.key, setup.value)
+    chain = _chain(setup.interceptors, strict)
+    return Producer._wrap(producer, chain, setup.key, setup.value, limits)
