@@ -52,6 +52,24 @@ def _commit_callback(chain: InterceptorChain, user: CommitCallback | None) -> Co
     return on_commit
 
 
+def _unreadable_headers(msg: Message, exc: BaseException) -> DeserializationError:
+    """The error for a record whose headers confluent-kafka cannot read (a non-UTF-8 key).
+
+    confluent-kafka 2.16 fails ``Message.headers()`` (SystemError) when a header key is not
+    UTF-8, and offers no raw form: such a record keeps its key and value, its headers are
+    set to empty, and it comes to the application as a DeserializationError (``field``
+    ``"headers"``) that can go to a dead-letter topic like any other.
+    """
+    msg.set_headers(_EMPTY)  # type: ignore[arg-type]
+    return DeserializationError(
+        f"headers of the record at topic {msg.topic()!r} partition {msg.partition()} offset"
+        f" {msg.offset()} are unreadable: a header key is not UTF-8 (confluent-kafka cannot"
+        f" decode it: {type(exc).__name__}); its key and value are intact",
+        message=msg,
+        field="headers",
+    )
+
+
 def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
     try:
         return InterceptorChain(interceptors, strict=strict, hooks=CONSUMER_HOOKS)
@@ -150,7 +168,10 @@ class Consumer:
 
         Raises DeserializationError carrying the untouched record.
         """
-        raw_headers = msg.headers()
+        try:
+            raw_headers = msg.headers()
+        except (SystemError, UnicodeDecodeError) as exc:
+            raise _unreadable_headers(msg, exc) from exc
         # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
         headers = (
             Headers._trusted(raw_headers, read_only=True)  # type: ignore[arg-type]
@@ -221,13 +242,19 @@ class Consumer:
             # the common case, kept lean: wrap headers, no per-record method calls
             trusted = Headers._trusted
             events = False
+            bad: list[Message] = []
             for msg in msgs:
                 if msg.error() is None:
-                    h = msg.headers()
+                    try:
+                        h = msg.headers()
+                    except (SystemError, UnicodeDecodeError) as exc:
+                        self._pending.append(_unreadable_headers(msg, exc))
+                        bad.append(msg)
+                        continue
                     msg.set_headers(trusted(h, read_only=True) if h else _EMPTY)  # type: ignore[arg-type]
                 else:
                     events = True
-            out = msgs
+            out = [m for m in msgs if m not in bad] if bad else msgs
         else:
             out, events = self._prepare_batch(msgs)
         if self._chain.on_consume and out:
