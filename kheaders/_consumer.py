@@ -16,6 +16,7 @@ A deserializer failure never loses a record nor stops the consumer:
 
 from __future__ import annotations
 
+import operator
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
@@ -50,6 +51,17 @@ def _commit_callback(chain: InterceptorChain, user: CommitCallback | None) -> Co
             user(err, partitions)
 
     return on_commit
+
+
+_headers_of = operator.methodcaller("headers")
+"""``msg.headers()`` through a C-level call that checks the result.
+
+confluent-kafka 2.16 returns from ``Message.headers()`` with a UnicodeDecodeError still set
+when a header key is not UTF-8. A plain ``msg.headers()`` call, once CPython 3.11 has
+specialized it, does not check for that, so a SystemError pops up at some later, unrelated
+call (or the interpreter crashes). ``methodcaller`` makes the call go through
+``PyObject_Vectorcall``, which turns it into a SystemError here, where it is handled.
+"""
 
 
 def _unreadable_headers(msg: Message, exc: BaseException) -> DeserializationError:
@@ -169,12 +181,12 @@ class Consumer:
         Raises DeserializationError carrying the untouched record.
         """
         try:
-            raw_headers = msg.headers()
+            raw_headers = _headers_of(msg)
         except (SystemError, UnicodeDecodeError) as exc:
             raise _unreadable_headers(msg, exc) from exc
         # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
         headers = (
-            Headers._trusted(raw_headers, read_only=True)  # type: ignore[arg-type]
+            Headers._trusted(raw_headers, read_only=True)
             if raw_headers
             else _EMPTY
         )
@@ -232,26 +244,32 @@ class Consumer:
         if self._pending:
             raise self._pending.popleft()
         if self._extra:
-            extra = list(self._extra)
-            self._extra.clear()
-            return extra
+            take = min(max(num_messages, 1), len(self._extra))
+            return [self._extra.popleft() for _ in range(take)]
         msgs = self._consumer.consume(num_messages, timeout)
         if not msgs:
             return msgs
         if self._key_de is None and self._value_de is None:
-            # the common case, kept lean: wrap headers, no per-record method calls
-            trusted = Headers._trusted
+            # the common case, kept lean: Headers._trusted(h, read_only=True) inlined, as a
+            # call per record would double the cost of wrapping
+            new = object.__new__
             events = False
             bad: list[Message] = []
             for msg in msgs:
                 if msg.error() is None:
                     try:
-                        h = msg.headers()
+                        h = _headers_of(msg)
                     except (SystemError, UnicodeDecodeError) as exc:
                         self._pending.append(_unreadable_headers(msg, exc))
                         bad.append(msg)
                         continue
-                    msg.set_headers(trusted(h, read_only=True) if h else _EMPTY)  # type: ignore[arg-type]
+                    if h:
+                        wrapped = new(Headers)
+                        wrapped._items = h
+                        wrapped._read_only = True
+                        msg.set_headers(wrapped)  # type: ignore[arg-type]
+                    else:
+                        msg.set_headers(_EMPTY)  # type: ignore[arg-type]
                 else:
                     events = True
             out = [m for m in msgs if m not in bad] if bad else msgs
