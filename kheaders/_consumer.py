@@ -185,11 +185,7 @@ class Consumer:
         except (SystemError, UnicodeDecodeError) as exc:
             raise _unreadable_headers(msg, exc) from exc
         # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
-        headers = (
-            Headers._trusted(raw_headers, read_only=True)
-            if raw_headers
-            else _EMPTY
-        )
+        headers = Headers._trusted(raw_headers, read_only=True) if raw_headers else _EMPTY
         msg.set_headers(headers)  # type: ignore[arg-type]
         kd = self._key_de
         vd = self._value_de
