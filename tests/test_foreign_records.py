@@ -125,3 +125,27 @@ def test_non_text_header_values_never_crash_text_accessors(bootstrap: str, topic
         headers.last_value("bin", TEXT)
     assert headers.last_value("bin", TEXT_LENIENT) == "\ufffd\x00caf\ufffd"
     assert headers.last_value("bin") == b"\xff\x00caf\xe9"  # the bytes are always there
+
+
+def test_kheaders_tail_prints_every_record_including_one_with_unreadable_headers(
+    bootstrap: str, topic: str
+) -> None:
+    import io
+
+    from kheaders._cmd_tail import tail
+    from kheaders._redact import Redactor
+
+    _write(bootstrap, topic)
+    out = io.StringIO()
+    assert (
+        tail(bootstrap, topic, out, redactor=Redactor(), from_beginning=True, limit=3, timeout=15)
+        == 0
+    )
+    text = out.getvalue()
+    assert [line.split("  ")[0] for line in text.splitlines() if line.startswith(topic)] == [
+        f"{topic}[0]@0",
+        f"{topic}[0]@1",
+        f"{topic}[0]@2",
+    ]
+    assert "value: bad-key" in text
+    assert "value: after" in text

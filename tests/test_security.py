@@ -187,3 +187,25 @@ def test_pip_audit_finds_no_known_vulnerability_in_the_installed_environment() -
             f" {deps[0].get('skip_reason') if deps else 'none'}): PyPI's vulnerability service is"
             " unreachable here"
         )
+
+
+@pytest.mark.integration
+def test_kheaders_tail_never_prints_a_secret_header(bootstrap: str, topic: str) -> None:
+    import io
+
+    from kheaders._cmd_tail import tail
+    from kheaders._redact import Redactor
+
+    producer = Producer({"bootstrap.servers": bootstrap})
+    producer.produce(topic, b"v", headers=[*SECRETS.items(), ("trace", b"visible")])
+    assert producer.flush(10) == 0
+    out = io.StringIO()
+    assert (
+        tail(bootstrap, topic, out, redactor=Redactor(), from_beginning=True, limit=1, timeout=10)
+        == 0
+    )
+    text = out.getvalue()
+    assert "trace: visible" in text
+    assert text.count("<redacted>") == len(SECRETS)
+    assert "s3cr3t" not in text
+    assert b"s3cr3t".hex() not in text
