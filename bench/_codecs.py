@@ -222,7 +222,7 @@ def _contender(prepare: Prepare, op: Op) -> Callable[[int], Sample]:
             t0 = time.perf_counter()
             op(inputs)
             seconds = time.perf_counter() - t0
-        return Sample(seconds, nbytes, mem.growth_mb, {"items": n})
+        return Sample(seconds, nbytes, mem.growth_mb, {"items": n, **mem.gc_extra(n)})
 
     return run
 

@@ -142,6 +142,8 @@ def table(results: list[GroupResult]) -> str:
             rate = c.rate / 1e6 if unit == "MB/s" else c.rate
             notes = "baseline" if c.name == gr.group.baseline else ""
             extra = c.extra()
+            if "gc_us" in extra:
+                notes = (notes + f" gc={extra['gc_us']:.2f}µs/item").strip()
             if "spans" in extra:
                 notes = (notes + f" spans={extra['spans']:,.0f}").strip()
             if "baseline_mb" in extra:
