@@ -73,7 +73,16 @@ class Consumer:
     that implements no consumer hook, and KafkaException for a setting librdkafka rejects.
     """
 
-    __slots__ = ("_chain", "_closed", "_consumer", "_group", "_key_de", "_pending", "_value_de")
+    __slots__ = (
+        "_chain",
+        "_closed",
+        "_consumer",
+        "_extra",
+        "_group",
+        "_key_de",
+        "_pending",
+        "_value_de",
+    )
 
     def __init__(
         self,
@@ -118,6 +127,7 @@ class Consumer:
         self._value_de = value_de
         self._group = group
         self._pending: deque[DeserializationError] = deque()
+        self._extra: deque[Message] = deque()  # records an on_consume added to a poll()
         self._closed = False
 
     @classmethod
@@ -178,13 +188,18 @@ class Consumer:
         """
         if self._pending:
             raise self._pending.popleft()
+        if self._extra:
+            return self._extra.popleft()
         msg = self._consumer.poll(timeout)
         if msg is None or msg.error() is not None:
             return msg
         self._prepare(msg)
         if self._chain.on_consume:
             out = self._chain.consume([msg])
-            return out[0] if out else None
+            if not out:
+                return None
+            self._extra.extend(out[1:])  # never dropped: the next calls return them
+            return out[0]
         return msg
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
@@ -195,33 +210,62 @@ class Consumer:
         """
         if self._pending:
             raise self._pending.popleft()
+        if self._extra:
+            take = min(max(num_messages, 1), len(self._extra))
+            return [self._extra.popleft() for _ in range(take)]
         msgs = self._consumer.consume(num_messages, timeout)
         if not msgs:
             return msgs
-        prepare = self._prepare
-        out: list[Message] = []
-        events: list[Message] = []
-        failed = 0
-        for msg in msgs:
-            if msg.error() is not None:
-                events.append(msg)
-                out.append(msg)
-                continue
-            try:
-                prepare(msg)
-            except DeserializationError as exc:
-                self._pending.append(exc)
-                failed += 1
-                continue
-            out.append(msg)
-        if self._chain.on_consume:
-            records = [m for m in out if m.error() is None] if events else out
-            if records:
-                records = self._chain.consume(records)
-            out = records + events if events else records
-        if failed and not out:
+        if self._key_de is None and self._value_de is None:
+            # the common case, kept lean: Headers._trusted(h, read_only=True) inlined, as a
+            # call per record would double the cost of wrapping
+            new = object.__new__
+            events = False
+            for msg in msgs:
+                if msg.error() is None:
+                    h = msg.headers()
+                    if h:
+                        wrapped = new(Headers)
+                        wrapped._items = h  # type: ignore[assignment]
+                        wrapped._read_only = True
+                        msg.set_headers(wrapped)  # type: ignore[arg-type]
+                    else:
+                        msg.set_headers(_EMPTY)  # type: ignore[arg-type]
+                else:
+                    events = True
+            out = msgs
+        else:
+            out, events = self._prepare_batch(msgs)
+        if self._chain.on_consume and out:
+            out = self._intercept(out, events)
+        if not out and self._pending:
             raise self._pending.popleft()
         return out
+
+    def _prepare_batch(self, msgs: list[Message]) -> tuple[list[Message], bool]:
+        """Prepare each record; keep failures in ``_pending``; return the rest (in order)."""
+        prepare = self._prepare
+        out: list[Message] = []
+        events = False
+        for msg in msgs:
+            if msg.error() is not None:
+                events = True
+            else:
+                try:
+                    prepare(msg)
+                except DeserializationError as exc:
+                    self._pending.append(exc)
+                    continue
+            out.append(msg)
+        return out, events
+
+    def _intercept(self, out: list[Message], events: bool) -> list[Message]:
+        """on_consume over the batch's records; error events follow them, untouched."""
+        if not events:
+            return self._chain.consume(out)
+        records = [m for m in out if m.error() is None]
+        tail = [m for m in out if m.error() is not None]
+        return (self._chain.consume(records) if records else []) + tail
 
     # -- offsets ----------------------------------------------------------------------------
 

@@ -154,7 +154,8 @@ def source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOpti
         min_partitions=_positive(options, "minPartitions"),
         poll_timeout_ms=poll_timeout,
         batch_size=_positive(options, "kheaders.batchSize") or 5000,
-        group_id=conf.get("group.id") or f"kheaders-spark-{uuid.uuid4()}",
+        group_id=conf.get("group.id")
+        or f"{_get(options, 'groupIdPrefix') or 'kheaders-spark'}-{uuid.uuid4()}",
     )
 
 

@@ -90,7 +90,8 @@ def _roundtrip(proxy: FaultProxy, payload: bytes, timeout: float = 5.0) -> bytes
 def test_proxy_forwards_bytes_unchanged(echo_proxy: FaultProxy) -> None:
     payload = random.Random(3).randbytes(300_000)
     assert _roundtrip(echo_proxy, payload) == payload
-    assert echo_proxy.stats.bytes_up == len(payload) == echo_proxy.stats.bytes_down
+    stats = echo_proxy.stats
+    assert wait_until(lambda: stats.bytes_up == len(payload) == stats.bytes_down, 5)
 
 
 def test_proxy_cut_resets_open_connections(echo_proxy: FaultProxy) -> None:

@@ -1,0 +1,258 @@
+"""The pipeline job: read a topic, compact it by KIP-280, write the state, report the traces.
+
+Everything after the read is Spark SQL (no Python UDF): :func:`kheaders.spark.compact` for
+the state and the header column functions for the trace report. ``run_pipeline`` is the
+API (the ``kheaders pipeline`` command and the demo call it); ``main`` is the command line
+of ``python -m kheaders.spark.pipeline`` and ``spark-submit kheaders/spark/pipeline.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as sf
+
+from kheaders._errors import KHeadersError
+from kheaders.spark._compact import compact
+from kheaders.spark._functions import header_text, trace_id
+
+CLIENT_ID_HEADER = "client.id"
+
+
+@dataclass(frozen=True, slots=True)
+class TraceRow:
+    """One trace of the report: its records (hops) in time order and who produced them."""
+
+    trace_id: str
+    hops: int
+    client_ids: tuple[str, ...]
+    first_ms: int
+    last_ms: int
+    hop_latencies_ms: tuple[int, ...]
+
+    @property
+    def latency_ms(self) -> int:
+        """Time from the first hop to the last (record timestamps)."""
+        return self.last_ms - self.first_ms
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineResult:
+    """What a run did: record and key counts, where the state went, the trace report."""
+
+    input_records: int
+    keys: int
+    state_records: int
+    deleted_keys: int
+    output_topic: str | None
+    parquet: str | None
+    traces: tuple[TraceRow, ...]
+
+
+def trace_report(records: DataFrame) -> DataFrame:
+    """Per trace id (from ``traceparent``): hops, client ids, first/last ms, hop latencies.
+
+    Records without a valid single ``traceparent`` are left out. Hops are ordered by
+    timestamp, then partition and offset; ``client_ids`` are the distinct ``client.id``
+    header texts in hop order; ``hop_latencies_ms`` the timestamp gaps between hops.
+    """
+    hop = sf.struct(
+        sf.unix_millis(sf.col("timestamp").cast("timestamp")).alias("ms"),
+        sf.col("partition").alias("p"),
+        sf.col("offset").alias("o"),
+        header_text("headers", CLIENT_ID_HEADER).alias("client"),
+    )
+    traced = records.select(trace_id("headers").alias("trace_id"), hop.alias("hop"))
+    grouped = (
+        traced.where(sf.col("trace_id").isNotNull())
+        .groupBy("trace_id")
+        .agg(sf.array_sort(sf.collect_list("hop")).alias("h"))
+    )
+    h = sf.col("h")
+    n = sf.size(h)
+    return grouped.select(
+        "trace_id",
+        n.alias("hops"),
+        sf.array_distinct(
+            sf.filter(sf.transform(h, lambda x: x["client"]), lambda c: c.isNotNull())
+        ).alias("client_ids"),
+        h[0]["ms"].alias("first_ms"),
+        sf.element_at(h, -1)["ms"].alias("last_ms"),
+        sf.zip_with(
+            sf.slice(h, 2, n - 1), sf.slice(h, 1, n - 1), lambda a, b: a["ms"] - b["ms"]
+        ).alias("hop_latencies_ms"),
+    ).orderBy("first_ms", "trace_id")
+
+
+def read_topic(
+    spark: SparkSession,
+    bootstrap: str,
+    topic: str,
+    *,
+    starting_offsets: str = "earliest",
+    ending_offsets: str = "latest",
+    kafka_options: Mapping[str, str] | None = None,
+) -> DataFrame:
+    """A batch DataFrame of ``topic`` (headers included) through the ``kheaders`` source."""
+    from kheaders.spark._source import register  # the data source (pyarrow) only when used
+
+    register(spark)
+    reader = (
+        spark.read.format("kheaders")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribe", topic)
+        .option("startingOffsets", starting_offsets)
+        .option("endingOffsets", ending_offsets)
+        .option("includeHeaders", "true")
+    )
+    for name, value in (kafka_options or {}).items():
+        reader = reader.option(f"kafka.{name}", value)
+    return reader.load()
+
+
+def run_pipeline(
+    spark: SparkSession,
+    *,
+    bootstrap: str,
+    topic: str,
+    strategy: str = "offset",
+    header: str | None = None,
+    encoding: str = "long",
+    starting_offsets: str = "earliest",
+    ending_offsets: str = "latest",
+    output_topic: str | None = None,
+    parquet: str | None = None,
+    kafka_options: Mapping[str, str] | None = None,
+) -> PipelineResult:
+    """Read ``topic``, compact it by ``strategy``, write the state, return counts and traces.
+
+    The state (the winner of every key, tombstone winners removed) goes to ``output_topic``
+    (key, value and the winner's headers; partitioned by key like Java's producer) and/or
+    to a Parquet directory ``parquet`` (all source columns, overwritten).
+
+    Raises ConfigurationError for bad compaction settings; Spark and delivery errors
+    propagate (the write fails rather than losing a record).
+    """
+    records = read_topic(
+        spark,
+        bootstrap,
+        topic,
+        starting_offsets=starting_offsets,
+        ending_offsets=ending_offsets,
+        kafka_options=kafka_options,
+    )
+    records = records.persist()
+    try:
+        latest = compact(records, strategy, header, encoding, keep_tombstones=True).persist()
+        state = latest.where(sf.col("value").isNotNull())
+        if output_topic is not None:
+            writer = state.select("key", "value", "headers").write.format("kheaders")
+            for name, value in (kafka_options or {}).items():
+                writer = writer.option(f"kafka.{name}", value)
+            writer.option("kafka.bootstrap.servers", bootstrap).option("topic", output_topic).mode(
+                "append"
+            ).save()
+        if parquet is not None:
+            state.write.mode("overwrite").parquet(parquet)
+        counts = latest.agg(
+            sf.count(sf.lit(1)).alias("keys"),
+            sf.count("value").alias("state"),
+        ).first()
+        traces = tuple(
+            TraceRow(
+                r["trace_id"],
+                r["hops"],
+                tuple(r["client_ids"]),
+                r["first_ms"],
+                r["last_ms"],
+                tuple(r["hop_latencies_ms"]),
+            )
+            for r in trace_report(records).collect()
+        )
+        keys = int(counts["keys"]) if counts else 0
+        state_records = int(counts["state"]) if counts else 0
+        return PipelineResult(
+            input_records=records.count(),
+            keys=keys,
+            state_records=state_records,
+            deleted_keys=keys - state_records,
+            output_topic=output_topic,
+            parquet=parquet,
+            traces=traces,
+        )
+    finally:
+        records.unpersist()
+
+
+def format_report(result: PipelineResult) -> str:
+    """The run's summary and trace report as text (what ``main`` prints)."""
+    lines = [
+        f"records read: {result.input_records}, keys: {result.keys},"
+        f" state: {result.state_records}, deleted (tombstone winners): {result.deleted_keys}",
+    ]
+    if result.output_topic:
+        lines.append(f"state written to topic {result.output_topic}")
+    if result.parquet:
+        lines.append(f"state written to parquet {result.parquet}")
+    lines.append(f"traces: {len(result.traces)}")
+    for t in result.traces:
+        gaps = ", ".join(f"{g} ms" for g in t.hop_latencies_ms) or "-"
+        lines.append(
+            f"  {t.trace_id}  hops={t.hops}  clients={','.join(t.client_ids) or '-'}"
+            f"  latency={t.latency_ms} ms  between hops: {gaps}"
+        )
+    return "\n".join(lines)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m kheaders.spark.pipeline",
+        description="Compact a Kafka topic by KIP-280 in Spark and report its traces.",
+    )
+    p.add_argument("--bootstrap", required=True, help="bootstrap servers, host:port[,...]")
+    p.add_argument("--topic", required=True, help="the topic to read")
+    p.add_argument("--starting-offsets", default="earliest", help="earliest or offsets JSON")
+    p.add_argument("--ending-offsets", default="latest", help="latest or offsets JSON")
+    p.add_argument("--strategy", default="offset", help="offset, timestamp or header")
+    p.add_argument("--header", default=None, help="version header key (header strategy)")
+    p.add_argument("--encoding", default="long", help="version encoding: long or varlong")
+    p.add_argument("--output-topic", default=None, help="write the compacted state here")
+    p.add_argument("--parquet", default=None, metavar="PATH", help="write the state as Parquet")
+    p.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the pipeline from the command line; print the report; 0 on success, 1 on failure."""
+    args = _parser().parse_args(argv)
+    spark = (
+        SparkSession.builder.master(args.master)
+        .appName("kheaders-pipeline")
+        .config("spark.ui.showConsoleProgress", "false")
+        .getOrCreate()
+    )
+    try:
+        result = run_pipeline(
+            spark,
+            bootstrap=args.bootstrap,
+            topic=args.topic,
+            strategy=args.strategy,
+            header=args.header,
+            encoding=args.encoding,
+            starting_offsets=args.starting_offsets,
+            ending_offsets=args.ending_offsets,
+            output_topic=args.output_topic,
+            parquet=args.parquet,
+        )
+    except (KHeadersError, ValueError) as exc:
+        print(f"pipeline failed: {exc}", file=sys.stderr)
+        return 1
+    except Exception as exc:  # Spark/py4j errors: report, never a traceback dump
+        print(f"pipeline failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    print(format_report(result))
+    return 0

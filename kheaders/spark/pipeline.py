@@ -1,0 +1,22 @@
+"""The Spark pipeline job: ``python -m kheaders.spark.pipeline --bootstrap ... --topic ...``.
+
+Also runs under ``spark-submit kheaders/spark/pipeline.py ...``; see :func:`run_pipeline`.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from kheaders.spark._pipeline import (
+    PipelineResult,
+    TraceRow,
+    format_report,
+    main,
+    run_pipeline,
+    trace_report,
+)
+
+__all__ = ["PipelineResult", "TraceRow", "format_report", "main", "run_pipeline", "trace_report"]
+
+if __name__ == "__main__":
+    sys.exit(main())
