@@ -216,11 +216,10 @@ def traced_group(env: Env) -> Group:
     make_kh: Callable[[], Any] | None = None
     note = ""
     try:
-        from interceptors.client_id import (  # type: ignore[import-not-found,unused-ignore]
+        from interceptors.client_id import (
             ClientIdInterceptor,
         )
-
-        from interceptors.tracing import (  # type: ignore[import-not-found,unused-ignore]
+        from interceptors.tracing import (
             TracingProducerInterceptor,
         )
         from kheaders import JsonSerializer
@@ -304,7 +303,7 @@ def spans_group(env: Env) -> Group:
     make_kh: Callable[[], Any] | None = None
     note = ""
     try:
-        from interceptors.tracing import (  # type: ignore[import-not-found,unused-ignore]
+        from interceptors.tracing import (
             TracingProducerInterceptor,
         )
     except ImportError:
