@@ -19,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from bench._model import Env, Group
-from bench._report import ContenderResult, GroupResult, chart, machine, table, to_json, write_json
+from bench._report import (
+    ContenderResult,
+    GroupResult,
+    chart,
+    machine,
+    markdown,
+    table,
+    to_json,
+    write_json,
+)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results"
@@ -267,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     json_path = args.out / "results.json"
     png_path = args.out / "results.png"
     write_json(json_path, data)
+    (args.out / "results.md").write_text(markdown(data), encoding="utf-8")
     chart(png_path, results, subtitle)
     print(f"\nwrote {json_path} and {png_path} ({data['duration_s']} s)")
     errors = [f"{gr.group.name}/{c.name}" for gr in results for c in gr.contenders if c.error]
