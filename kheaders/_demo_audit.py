@@ -122,6 +122,14 @@ def audit(
     Problems reported: a record without a valid trace context, a source record with no sink
     record, a sink record with no source record (a broken trace), duplicates, a correlation
     id that changed, and counts in/out that differ from each other or from ``expected``.
+
+    >>> order = AuditRecord("orders", 0, 0, 1000, "k", "ab" * 16, "orders-service", "c1")
+    >>> ship = AuditRecord("shipments", 0, 0, 1007, "k", "ab" * 16, "shipping-service", "c1")
+    >>> report = audit([order, ship], "orders", "shipments", expected=1)
+    >>> report.ok, report.traces[0].latencies_ms, report.traces[0].client_ids
+    (True, (7,), ('orders-service', 'shipping-service'))
+    >>> audit([order], "orders", "shipments").problems[-1]
+    'records in (orders) 1 != records out (shipments) 0'
     """
     rows = list(records)
     problems: list[str] = []

@@ -107,7 +107,11 @@ class ServiceStats:
 
 
 def order_key(index: int) -> str:
-    """The key of order event ``index``: two events (created, confirmed) per order."""
+    """The key of order event ``index``: two events (created, confirmed) per order.
+
+    >>> order_key(0), order_key(1), order_key(2)
+    ('order-00000', 'order-00000', 'order-00001')
+    """
     return f"order-{index // 2:05d}"
 
 
