@@ -211,20 +211,26 @@ class Consumer:
         if self._pending:
             raise self._pending.popleft()
         if self._extra:
-            extra = list(self._extra)
-            self._extra.clear()
-            return extra
+            take = min(max(num_messages, 1), len(self._extra))
+            return [self._extra.popleft() for _ in range(take)]
         msgs = self._consumer.consume(num_messages, timeout)
         if not msgs:
             return msgs
         if self._key_de is None and self._value_de is None:
-            # the common case, kept lean: wrap headers, no per-record method calls
-            trusted = Headers._trusted
+            # the common case, kept lean: Headers._trusted(h, read_only=True) inlined, as a
+            # call per record would double the cost of wrapping
+            new = object.__new__
             events = False
             for msg in msgs:
                 if msg.error() is None:
                     h = msg.headers()
-                    msg.set_headers(trusted(h, read_only=True) if h else _EMPTY)  # type: ignore[arg-type]
+                    if h:
+                        wrapped = new(Headers)
+                        wrapped._items = h  # type: ignore[assignment]
+                        wrapped._read_only = True
+                        msg.set_headers(wrapped)  # type: ignore[arg-type]
+                    else:
+                        msg.set_headers(_EMPTY)  # type: ignore[arg-type]
                 else:
                     events = True
             out = msgs

@@ -48,7 +48,10 @@ def _checked(key: object, value: object) -> Header:
     if value is None or type(value) is bytes:
         return Header(key, value)
     if isinstance(value, str):
-        return Header(key, value.encode("utf-8"))
+        try:
+            return Header(key, value.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"header {key!r}: text value is not UTF-8: {exc.reason}") from exc
     if isinstance(value, bytes | bytearray | memoryview):
         return Header(key, bytes(value))
     raise TypeError(

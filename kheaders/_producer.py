@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import confluent_kafka
 import structlog
@@ -23,57 +23,14 @@ from kheaders._chain import PRODUCER_HOOKS, InterceptorChain
 from kheaders._config import _close_quietly, resolve
 from kheaders._delivery import DeliveryCallback, SendCallback, delivery_report
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
-from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._headers import Headers, HeaderTypes
+from kheaders._lean import EMPTY, READ_ONLY_AT_SEND, lean_produce, writable
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
-    from confluent_kafka import KafkaError, Message
+    pass
 
 _log = structlog.get_logger("kheaders.producer")
-
-_EMPTY = Headers._trusted([], read_only=True)
-
-_READ_ONLY_AT_SEND = (
-    "these headers are read-only: they were already sent (or received) with another record."
-    " Headers belong to one record; pass a writable copy: Headers(old) or old.copy()"
-)
-
-
-def _bad_header(item: object) -> TypeError | ValueError:
-    if not isinstance(item, tuple) or len(item) != 2:
-        return TypeError(f"headers must be (key, value) tuples, got {item!r}")
-    key = item[0]
-    if isinstance(key, str):
-        return ValueError("header key must not be empty")
-    return TypeError(
-        f"header key must be str, got {type(key).__name__} {key!r}"
-        " (kheaders never converts keys with str(); decode bytes keys first)"
-    )
-
-
-def _normalised(headers: list[tuple[str, HeaderValue]], exc: TypeError) -> list[Header] | None:
-    """Headers librdkafka refused, normalised as Headers would store them.
-
-    Raises the Headers model's error (naming the header), or ``exc`` itself when the headers
-    were not the problem.
-    """
-    if all(v is None or type(v) is bytes or type(v) is str for _, v in headers):
-        raise exc  # librdkafka takes these values: the key or value of the record is at fault
-    try:
-        return Headers(headers)._items or None
-    except (TypeError, ValueError) as bad:
-        raise bad from None
-
-
-def _writable(headers: HeaderTypes) -> Headers:
-    """The record's writable Headers; the given object itself when it is a Headers."""
-    if headers is None:
-        return Headers()
-    if type(headers) is Headers:
-        if headers._read_only:
-            raise ReadOnlyHeadersError(_READ_ONLY_AT_SEND)
-        return headers
-    return Headers(headers)
 
 
 class Producer:
@@ -90,6 +47,7 @@ class Producer:
     """
 
     __slots__ = (
+        "__dict__",  # holds only the lean ``produce`` when no feature needs the full one
         "_chain",
         "_closed",
         "_default_cb",
@@ -158,69 +116,14 @@ class Producer:
         self._default_cb = default_cb
         self._owned = owned
         self._closed = False
-        plain = not (
-            chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb
-        )
-        if plain and type(self) is Producer:  # a user's subclass keeps its class (full path)
-            self.__class__ = _PlainProducer  # same object, the lean produce()
+        self.__dict__.pop("produce", None)
+        lean = not (chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb)
+        if lean and type(self).produce is Producer.produce:  # not overridden by a subclass
+            lean_fn = lean_produce(raw.produce)
+            lean_fn.__doc__ = Producer.produce.__doc__
+            self.produce = lean_fn  # type: ignore[method-assign]
 
     # -- produce ----------------------------------------------------------------------------
-
-    def _produce_plain(  # noqa: PLR0917 - confluent-kafka's positional signature
-        self,
-        topic: str,
-        value: Any = None,
-        key: Any = None,
-        partition: int = -1,
-        callback: DeliveryCallback | None = None,
-        on_delivery: DeliveryCallback | None = None,
-        timestamp: int = 0,
-        headers: HeaderTypes = None,
-    ) -> None:
-        if callback is None and on_delivery is None:
-            if headers is not None:
-                if type(headers) is list:
-                    for h in headers:
-                        k = h[0]
-                        if type(k) is not str or not k:
-                            raise _bad_header(h)
-                    if not headers:
-                        headers = None
-                else:
-                    hs = _writable(headers).close()
-                    headers = hs._items or None
-            try:
-                return self._raw_produce(
-                    topic, value, key, partition, None, None, timestamp, headers
-                )
-            except TypeError as exc:  # e.g. a bytearray value: confluent takes bytes/str only
-                if type(headers) is not list:
-                    raise
-                headers = _normalised(headers, exc)
-            return self._raw_produce(topic, value, key, partition, None, None, timestamp, headers)
-        cb = cast("DeliveryCallback", callback or on_delivery)
-        return self._produce_with_callback(topic, value, key, partition, cb, timestamp, headers)
-
-    def _produce_with_callback(  # noqa: PLR0917 - forwards produce()'s arguments
-        self,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        cb: DeliveryCallback,
-        timestamp: int,
-        headers: HeaderTypes,
-    ) -> None:
-        """No interceptor, no serializer: only the callback needs the record's Headers."""
-        closed = _writable(headers).close() if headers is not None else _EMPTY
-
-        def report(err: KafkaError | None, msg: Message) -> None:
-            msg.set_headers(closed)  # type: ignore[arg-type]
-            cb(err, msg)
-
-        return self._raw_produce(
-            topic, value, key, partition, report, None, timestamp, closed._items or None
-        )
 
     def produce(  # noqa: PLR0917 - confluent-kafka's positional signature
         self,
@@ -248,7 +151,7 @@ class Producer:
             topic,
             value,
             key,
-            _writable(headers),
+            writable(headers),
             None if partition < 0 else partition,
             timestamp or None,
         )
@@ -262,7 +165,7 @@ class Producer:
         Raises as :meth:`produce`.
         """
         if record.headers._read_only:
-            raise ReadOnlyHeadersError(_READ_ONLY_AT_SEND)
+            raise ReadOnlyHeadersError(READ_ONLY_AT_SEND)
         self._send(record, None, on_delivery)
 
     def _send(
@@ -396,18 +299,8 @@ class Producer:
         return f"<kheaders.Producer wrapping {self._producer!r}, {n} interceptors>"
 
 
-class _PlainProducer(Producer):
-    """A Producer with no interceptors and no serializers: produce() only checks and forwards."""
-
-    __slots__ = ()
-    produce = Producer._produce_plain
-
-
-Producer._produce_plain.__doc__ = Producer.produce.__doc__
-
-
 def _readable(headers: object) -> Headers:
-    return headers if type(headers) is Headers else _EMPTY
+    return headers if type(headers) is Headers else EMPTY
 
 
 def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:

@@ -13,8 +13,9 @@ from confluent_kafka import (
     TIMESTAMP_LOG_APPEND_TIME,
     TIMESTAMP_NOT_AVAILABLE,
     Message,
+    Producer,
 )
-from kafka_helpers import produce
+from kafka_helpers import consume_all, produce
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -294,3 +295,33 @@ def test_task_reading_offsets_missing_from_the_log_fails_or_skips_by_fail_on_dat
         assert list(read_range(options, missing)) == []
     batches = list(read_range(options, OffsetRange(topic, 0, 1, 3)))
     assert [o for b in batches for o in b.column("offset").to_pylist()] == [1, 2]
+
+
+def test_transaction_markers_and_aborted_records_end_ranges_without_waiting(
+    spark: SparkSession, bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    topic = topic_factory()
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": topic})
+    producer.init_transactions(30)
+    for txn, commit in (("a", True), ("x", False), ("b", True)):
+        producer.begin_transaction()
+        for i in range(3):
+            producer.produce(topic, f"{txn}{i}".encode(), partition=0)
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+    del producer
+    # Each commit leaves a control record; the log has offsets no consumer ever sees.
+    visible = consume_all(bootstrap, topic, 1, expected=6)
+    assert [m.value() for m in visible] == [b"a0", b"a1", b"a2", b"b0", b"b1", b"b2"]
+    assert visible[-1].offset() > 5
+    df = _reader(
+        spark,
+        bootstrap,
+        subscribe=topic,
+        minPartitions="6",
+        **{"kafkaConsumer.pollTimeoutMs": "15000"},
+    ).load()
+    rows = df.select("offset", "value").collect()
+    assert sorted((r.offset, r.value) for r in rows) == [(m.offset(), m.value()) for m in visible]
