@@ -13,8 +13,7 @@ from itertools import pairwise
 
 from confluent_kafka import Message
 
-from kheaders._headers import Headers
-from kheaders._traceparent import extract_trace_parent
+from kheaders import Headers, extract_trace_parent
 
 CLIENT_ID_HEADER = "client.id"
 CORRELATION_HEADER = "correlation.id"
