@@ -151,6 +151,8 @@ def run_spark(bootstrap: str, topics: DemoTopics, report: AuditReport, out: Text
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("kheaders-demo")
+        .config("spark.driver.bindAddress", "127.0.0.1")  # loopback only, like the broker
+        .config("spark.driver.host", "127.0.0.1")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")

@@ -21,10 +21,15 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, Message, TopicPartition
 from opentelemetry import trace
 
-from kheaders._consumer import Consumer
-from kheaders._errors import ConfigurationError
-from kheaders._producer import Producer
-from kheaders._serde_json import JsonDeserializer, JsonSerializer
+from kheaders import (
+    ConfigurationError,
+    Consumer,
+    DeadLetterPublisher,
+    DeserializationError,
+    JsonDeserializer,
+    JsonSerializer,
+    Producer,
+)
 from kheaders.broker import BOOTSTRAP_ENV, fast_consumer_config
 
 if TYPE_CHECKING:
@@ -99,15 +104,21 @@ def _tracer(provider: trace.TracerProvider | None, name: str) -> trace.Tracer:
 
 @dataclass(frozen=True, slots=True)
 class ServiceStats:
-    """What a service did: records read, records written (delivered), delivery failures."""
+    """What a service did: records read, records written (delivered), delivery failures, and
+    records it could not decode (republished to ``<topic>.dlt``)."""
 
     consumed: int = 0
     produced: int = 0
     failed: int = 0
+    dead_lettered: int = 0
 
 
 def order_key(index: int) -> str:
-    """The key of order event ``index``: two events (created, confirmed) per order."""
+    """The key of order event ``index``: two events (created, confirmed) per order.
+
+    >>> order_key(0), order_key(1), order_key(2)
+    ('order-00000', 'order-00000', 'order-00001')
+    """
     return f"order-{index // 2:05d}"
 
 
@@ -178,7 +189,8 @@ def run_shipping(
     ``correlation.id`` is inherited. Stops after ``expected`` records, after ``timeout``
     seconds, after ``idle_timeout`` seconds without a record, or when ``stop`` is set.
     ``skip(msg)`` drops a record without shipping it (fault injection for the demo's tests);
-    ``ready`` is set once the group has assigned partitions to this service.
+    ``ready`` is set once the group has assigned partitions to this service. An order that
+    is not JSON is republished as it came to ``<orders topic>.dlt`` and counted, never lost.
     """
     from interceptors.correlation import correlation_scope
     from interceptors.tracing import process_span
@@ -203,7 +215,8 @@ def run_shipping(
         },
         value_serializer=JsonSerializer(),
     )
-    consumed = 0
+    dead_letters = DeadLetterPublisher(producer, topic_suffix=".dlt", group_id=group_id)
+    consumed = dead = 0
     delivered = [0, 0]
 
     def on_delivery(err: KafkaError | None, _msg: Message) -> None:
@@ -223,7 +236,13 @@ def run_shipping(
                 break
             if idle_timeout is not None and time.monotonic() - last_seen > idle_timeout:
                 break
-            msg = consumer.poll(0.2)
+            try:
+                msg = consumer.poll(0.2)
+            except DeserializationError as err:
+                consumed += 1
+                dead += 1
+                dead_letters.publish(err)
+                continue
             producer.poll(0)
             if msg is None or msg.error() is not None:
                 continue
@@ -239,7 +258,7 @@ def run_shipping(
     finally:
         unsent = producer.close(max(1.0, deadline - time.monotonic()))
         consumer.close()
-    return ServiceStats(consumed=consumed, produced=delivered[0], failed=delivered[1] + unsent)
+    return ServiceStats(consumed, delivered[0], delivered[1] + unsent, dead)
 
 
 def read_topics(

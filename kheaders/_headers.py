@@ -31,6 +31,11 @@ HeaderTypes: TypeAlias = (
 """Every shape headers are accepted in at the edges of the API."""
 
 
+# tuple.__new__ builds a Header without the NamedTuple constructor's Python-level frame;
+# _checked runs once per header on every produce.
+_new_header = tuple.__new__
+
+
 def _checked(key: object, value: object) -> Header:
     """Validate one header and store its value as ``bytes`` (or ``None``).
 
@@ -45,16 +50,15 @@ def _checked(key: object, value: object) -> Header:
         key = str(key)
     if not key:
         raise ValueError("header key must not be empty")
-    # tuple.__new__ skips the NamedTuple constructor's Python-level frame
     if value is None or type(value) is bytes:
-        return _new_tuple(Header, (key, value))
+        return _new_header(Header, (key, value))
     if isinstance(value, str):
         try:
-            return _new_tuple(Header, (key, value.encode("utf-8")))
+            return _new_header(Header, (key, value.encode("utf-8")))
         except UnicodeEncodeError as exc:
             raise ValueError(f"header {key!r}: text value is not UTF-8: {exc.reason}") from exc
     if isinstance(value, bytes | bytearray | memoryview):
-        return _new_tuple(Header, (key, bytes(value)))
+        return _new_header(Header, (key, bytes(value)))
     raise TypeError(
         f"header {key!r}: value must be bytes, bytearray, memoryview, str or None,"
         f" got {type(value).__name__}"
@@ -127,7 +131,7 @@ class Headers:
                 if type(pair) is tuple and len(pair) == 2:
                     key, value = pair
                     if type(key) is str and key and (value is None or type(value) is bytes):
-                        checked.append(_new_tuple(Header, pair))
+                        checked.append(_new_header(Header, pair))
                         continue
                 checked.append(_checked_pair(pair))
         else:
@@ -358,7 +362,11 @@ class Headers:
         return bool(self._items)
 
     def __contains__(self, key: object) -> bool:
-        return any(h[0] == key for h in self._items)
+        # a plain loop: no generator frame per call (interceptors test a few keys per record)
+        for h in self._items:  # noqa: SIM110
+            if h[0] == key:
+                return True
+        return False
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Headers):
