@@ -123,12 +123,12 @@ def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
         ):
             return None
         raw = unhexlify(value.replace(b"-", b""))  # version, trace id, parent id, flags
-        trace_id = _from_bytes(raw[1:17])
-        parent_id = _from_bytes(raw[17:25])
-        if raw[0] == 0xFF or not trace_id or not parent_id:
+        trace = _from_bytes(raw[1:17])
+        parent = _from_bytes(raw[17:25])
+        if raw[0] == 0xFF or not trace or not parent:
             return None
         # tuple.__new__ skips the NamedTuple constructor's Python-level frame
-        return _new_tuple(TraceParent, (raw[0], trace_id, parent_id, raw[25]))
+        return _new_tuple(TraceParent, (raw[0], trace, parent, raw[25]))
     text = _text(value)
     if text is None:
         return None
