@@ -232,16 +232,17 @@ class TracingProducerInterceptor:
             if not sc.is_valid:  # no SDK (a no-op tracer): propagate the current context
                 replace_fields(headers, fields, self._context_cache(parent, prop)[2])
             elif w3c_only:
-                pairs = list(self._context_cache(parent, prop)[3])
-                pairs.append(
-                    Header(
-                        TRACEPARENT,
-                        b"00-%032x-%016x-%02x" % (sc.trace_id, sc.span_id, sc.trace_flags),
-                    )
+                traceparent = Header(
+                    TRACEPARENT, b"00-%032x-%016x-%02x" % (sc.trace_id, sc.span_id, sc.trace_flags)
                 )
-                if sc.trace_state:
-                    pairs.append(Header(TRACESTATE, self._tracestate(sc.trace_state)))
-                replace_fields(headers, fields, tuple(pairs))
+                others = self._context_cache(parent, prop)[3]
+                if others or sc.trace_state:
+                    pairs = [*others, traceparent]
+                    if sc.trace_state:
+                        pairs.append(Header(TRACESTATE, self._tracestate(sc.trace_state)))
+                    replace_fields(headers, fields, tuple(pairs))
+                else:  # the usual case: no baggage, no tracestate
+                    replace_fields(headers, fields, (traceparent,))
             else:
                 ctx = trace.set_span_in_context(span, parent)
                 replace_fields(headers, fields, inject_pairs(prop, ctx))
