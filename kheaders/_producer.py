@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import confluent_kafka
 import structlog
@@ -23,57 +23,15 @@ from kheaders._chain import PRODUCER_HOOKS, InterceptorChain
 from kheaders._config import _close_quietly, resolve
 from kheaders._delivery import DeliveryCallback, SendCallback, delivery_report
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
-from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._headers import Headers, HeaderTypes
+from kheaders._lean import EMPTY, READ_ONLY_AT_SEND, lean_produce, writable
+from kheaders._limits import DEFAULT_LIMITS, HeaderLimits
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
-    from confluent_kafka import KafkaError, Message
+    pass
 
 _log = structlog.get_logger("kheaders.producer")
-
-_EMPTY = Headers._trusted([], read_only=True)
-
-_READ_ONLY_AT_SEND = (
-    "these headers are read-only: they were already sent (or received) with another record."
-    " Headers belong to one record; pass a writable copy: Headers(old) or old.copy()"
-)
-
-
-def _bad_header(item: object) -> TypeError | ValueError:
-    if not isinstance(item, tuple) or len(item) != 2:
-        return TypeError(f"headers must be (key, value) tuples, got {item!r}")
-    key = item[0]
-    if isinstance(key, str):
-        return ValueError("header key must not be empty")
-    return TypeError(
-        f"header key must be str, got {type(key).__name__} {key!r}"
-        " (kheaders never converts keys with str(); decode bytes keys first)"
-    )
-
-
-def _normalised(headers: list[tuple[str, HeaderValue]], exc: TypeError) -> list[Header] | None:
-    """Headers librdkafka refused, normalised as Headers would store them.
-
-    Raises the Headers model's error (naming the header), or ``exc`` itself when the headers
-    were not the problem.
-    """
-    if all(v is None or type(v) is bytes or type(v) is str for _, v in headers):
-        raise exc  # librdkafka takes these values: the key or value of the record is at fault
-    try:
-        return Headers(headers)._items or None
-    except (TypeError, ValueError) as bad:
-        raise bad from None
-
-
-def _writable(headers: HeaderTypes) -> Headers:
-    """The record's writable Headers; the given object itself when it is a Headers."""
-    if headers is None:
-        return Headers()
-    if type(headers) is Headers:
-        if headers._read_only:
-            raise ReadOnlyHeadersError(_READ_ONLY_AT_SEND)
-        return headers
-    return Headers(headers)
 
 
 class Producer:
@@ -81,6 +39,9 @@ class Producer:
 
     ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
     ``key.serializer``, ``value.serializer``), which are removed before librdkafka sees it.
+    Every record's headers are checked against ``limits`` (a :class:`HeaderLimits`; default
+    from the ``kheaders.header.limits.*`` settings, else the defaults; ``False`` turns the
+    check off) before librdkafka sees the record (HeaderLimitError).
     A config-level ``on_delivery`` callback becomes the default per-record callback (and so
     also sees ``msg.headers()`` as the record's Headers).
 
@@ -90,10 +51,12 @@ class Producer:
     """
 
     __slots__ = (
+        "__dict__",  # holds only the lean ``produce`` when no feature needs the full one
         "_chain",
         "_closed",
         "_default_cb",
         "_key_ser",
+        "_limits",
         "_owned",
         "_producer",
         "_raw_produce",
@@ -108,7 +71,9 @@ class Producer:
         key_serializer: object = None,
         value_serializer: object = None,
         strict: bool = False,
+        limits: HeaderLimits | bool | None = None,
     ) -> None:
+        header_limits = _limits(limits, config)
         setup = resolve(
             config,
             interceptors=interceptors,
@@ -123,7 +88,15 @@ class Producer:
         except BaseException:
             chain.close()
             raise
-        self._setup(raw, chain, setup.key, setup.value, default_cb, owned=True)  # type: ignore[arg-type]
+        self._setup(
+            raw,
+            chain,
+            setup.key,
+            setup.value,
+            default_cb,  # type: ignore[arg-type]
+            owned=True,
+            limits=header_limits,
+        )
 
     @classmethod
     def _wrap(
@@ -132,13 +105,15 @@ class Producer:
         chain: InterceptorChain,
         key_ser: Callable[..., object] | None,
         value_ser: Callable[..., object] | None,
+        limits: HeaderLimits | None = DEFAULT_LIMITS,
     ) -> Producer:
         self = cls.__new__(cls)
-        self._setup(raw, chain, key_ser, value_ser, None, owned=False)
+        self._setup(raw, chain, key_ser, value_ser, None, owned=False, limits=limits)
         return self
 
     _producer: confluent_kafka.Producer
     _raw_produce: Callable[..., None]
+    _limits: HeaderLimits | None
 
     def _setup(
         self,
@@ -149,8 +124,10 @@ class Producer:
         default_cb: DeliveryCallback | None,
         *,
         owned: bool,
+        limits: HeaderLimits | None = DEFAULT_LIMITS,
     ) -> None:
         self._producer = raw
+        self._limits = limits
         self._raw_produce = raw.produce
         self._chain = chain
         self._key_ser = key_ser
@@ -158,69 +135,14 @@ class Producer:
         self._default_cb = default_cb
         self._owned = owned
         self._closed = False
-        plain = not (
-            chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb
-        )
-        if plain and type(self) is Producer:  # a user's subclass keeps its class (full path)
-            self.__class__ = _PlainProducer  # same object, the lean produce()
+        self.__dict__.pop("produce", None)
+        lean = not (chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb)
+        if lean and type(self).produce is Producer.produce:  # not overridden by a subclass
+            lean_fn = lean_produce(raw.produce, limits)
+            lean_fn.__doc__ = Producer.produce.__doc__
+            self.produce = lean_fn  # type: ignore[method-assign]
 
     # -- produce ----------------------------------------------------------------------------
-
-    def _produce_plain(  # noqa: PLR0917 - confluent-kafka's positional signature
-        self,
-        topic: str,
-        value: Any = None,
-        key: Any = None,
-        partition: int = -1,
-        callback: DeliveryCallback | None = None,
-        on_delivery: DeliveryCallback | None = None,
-        timestamp: int = 0,
-        headers: HeaderTypes = None,
-    ) -> None:
-        if callback is None and on_delivery is None:
-            if headers is not None:
-                if type(headers) is list:
-                    for h in headers:
-                        k = h[0]
-                        if type(k) is not str or not k:
-                            raise _bad_header(h)
-                    if not headers:
-                        headers = None
-                else:
-                    hs = _writable(headers).close()
-                    headers = hs._items or None
-            try:
-                return self._raw_produce(
-                    topic, value, key, partition, None, None, timestamp, headers
-                )
-            except TypeError as exc:  # e.g. a bytearray value: confluent takes bytes/str only
-                if type(headers) is not list:
-                    raise
-                headers = _normalised(headers, exc)
-            return self._raw_produce(topic, value, key, partition, None, None, timestamp, headers)
-        cb = cast("DeliveryCallback", callback or on_delivery)
-        return self._produce_with_callback(topic, value, key, partition, cb, timestamp, headers)
-
-    def _produce_with_callback(  # noqa: PLR0917 - forwards produce()'s arguments
-        self,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        cb: DeliveryCallback,
-        timestamp: int,
-        headers: HeaderTypes,
-    ) -> None:
-        """No interceptor, no serializer: only the callback needs the record's Headers."""
-        closed = _writable(headers).close() if headers is not None else _EMPTY
-
-        def report(err: KafkaError | None, msg: Message) -> None:
-            msg.set_headers(closed)  # type: ignore[arg-type]
-            cb(err, msg)
-
-        return self._raw_produce(
-            topic, value, key, partition, report, None, timestamp, closed._items or None
-        )
 
     def produce(  # noqa: PLR0917 - confluent-kafka's positional signature
         self,
@@ -248,7 +170,7 @@ class Producer:
             topic,
             value,
             key,
-            _writable(headers),
+            writable(headers),
             None if partition < 0 else partition,
             timestamp or None,
         )
@@ -262,7 +184,7 @@ class Producer:
         Raises as :meth:`produce`.
         """
         if record.headers._read_only:
-            raise ReadOnlyHeadersError(_READ_ONLY_AT_SEND)
+            raise ReadOnlyHeadersError(READ_ONLY_AT_SEND)
         self._send(record, None, on_delivery)
 
     def _send(
@@ -287,6 +209,8 @@ class Producer:
                 key = self._serialize(self._key_ser, "key", topic, headers, key)
             if self._value_ser is not None:
                 value = self._serialize(self._value_ser, "value", topic, headers, value)
+            if headers._items and self._limits is not None:
+                self._limits.check(headers._items)
             headers.close()
             report = None
             if cb is not None or java_cb is not None or chain.on_acknowledgement:
@@ -396,18 +320,19 @@ class Producer:
         return f"<kheaders.Producer wrapping {self._producer!r}, {n} interceptors>"
 
 
-class _PlainProducer(Producer):
-    """A Producer with no interceptors and no serializers: produce() only checks and forwards."""
-
-    __slots__ = ()
-    produce = Producer._produce_plain
-
-
-Producer._produce_plain.__doc__ = Producer.produce.__doc__
+def _limits(
+    limits: HeaderLimits | bool | None, config: Mapping[str, object]
+) -> HeaderLimits | None:
+    """The producer's header limits: given, from ``kheaders.header.limits.*``, or defaults."""
+    if limits is None or limits is True:
+        return HeaderLimits.from_config(config)
+    if limits is False:
+        return None
+    return limits
 
 
 def _readable(headers: object) -> Headers:
-    return headers if type(headers) is Headers else _EMPTY
+    return headers if type(headers) is Headers else EMPTY
 
 
 def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
@@ -425,6 +350,7 @@ def wrap_producer(
     key_serializer: object = None,
     value_serializer: object = None,
     strict: bool = False,
+    limits: HeaderLimits | None = DEFAULT_LIMITS,
 ) -> Producer:
     """Wrap an existing ``confluent_kafka.Producer`` (left as it is) in a kheaders Producer.
 
@@ -443,4 +369,5 @@ def wrap_producer(
         value=value_serializer,
         producer=True,
     )
-    return Producer._wrap(producer, _chain(setup.interceptors, strict), setup.key, setup.value)
+    chain = _chain(setup.interceptors, strict)
+    return Producer._wrap(producer, chain, setup.key, setup.value, limits)

@@ -30,6 +30,11 @@ TRACESTATE = "tracestate"
 # version-traceid-parentid-flags, lowercase hex only; one C-level match instead of a
 # per-character scan (the per-record cost of extracting a context on consume).
 _TRACEPARENT_RE = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
+# The same on bytes, for the common case: exactly 55 bytes as received (no decode, no strip).
+_TRACEPARENT_BYTES_RE = re.compile(rb"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
+_ZERO_TRACE_BYTES = b"0" * 32
+_ZERO_SPAN_BYTES = b"0" * 16
+_new_tuple = tuple.__new__
 _OWS = " \t"
 _ZERO_TRACE = "0" * 32
 _ZERO_SPAN = "0" * 16
@@ -107,6 +112,15 @@ def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
     >>> parse_traceparent("ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01") is None
     True
     """
+    if type(value) is bytes and len(value) == 55:  # the fast path: a plain version-00 value
+        found = _TRACEPARENT_BYTES_RE.match(value)
+        if found is None:
+            return None
+        v, t, p, f = found.groups()
+        if v == b"ff" or t == _ZERO_TRACE_BYTES or p == _ZERO_SPAN_BYTES:
+            return None
+        # tuple.__new__ skips the NamedTuple constructor's Python-level frame
+        return _new_tuple(TraceParent, (int(v, 16), int(t, 16), int(p, 16), int(f, 16)))
     text = _text(value)
     if text is None:
         return None

@@ -89,6 +89,37 @@ def _decode_unsigned(
     raise DecodeError(f"varint longer than {max_bytes} bytes", offset)
 
 
+def _decode_rest(
+    data: bytes | bytearray | memoryview, offset: int, result: int, max_bytes: int
+) -> tuple[int, int]:
+    """Continue a varint whose first two bytes (``result``) both had the high bit set."""
+    try:
+        b = data[offset + 2]
+        if b < 0x80:
+            return result | b << 14, offset + 3
+        result |= (b & 0x7F) << 14
+        b = data[offset + 3]
+        if b < 0x80:
+            return result | b << 21, offset + 4
+        result |= (b & 0x7F) << 21
+        b = data[offset + 4]
+        if b < 0x80:
+            return result | b << 28, offset + 5
+        result |= (b & 0x7F) << 28
+        pos = offset + 5
+        shift = 35
+        while pos < offset + max_bytes:
+            b = data[pos]
+            pos += 1
+            if b < 0x80:
+                return result | b << shift, pos
+            result |= (b & 0x7F) << shift
+            shift += 7
+    except IndexError:
+        raise DecodeError("truncated varint", offset) from None
+    raise DecodeError(f"varint longer than {max_bytes} bytes", offset)
+
+
 def write_unsigned_varint(n: int) -> bytes:
     """Encode ``0 <= n < 2**32`` as an unsigned varint (1 to 5 bytes).
 
@@ -122,12 +153,14 @@ def read_unsigned_varint(data: bytes | bytearray | memoryview, offset: int = 0) 
             if c < 0x80:
                 b = b & 0x7F | c << 7
                 return b, offset + 2
+            raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, 5)
+        else:
+            raw, pos = _decode_unsigned(data, offset, 5)
     except IndexError:
         raise DecodeError("truncated varint", offset) from None
-    value, pos = _decode_unsigned(data, offset, 5)
-    if value > _U32_MAX:
+    if raw > _U32_MAX:
         raise DecodeError("unsigned varint exceeds 32 bits", offset)
-    return value, pos
+    return raw, pos
 
 
 def write_varint(n: int) -> bytes:
@@ -162,9 +195,11 @@ def read_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[
             if c < 0x80:
                 b = b & 0x7F | c << 7
                 return (b >> 1) ^ -(b & 1), offset + 2
+            raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, 5)
+        else:
+            raw, pos = _decode_unsigned(data, offset, 5)
     except IndexError:
         raise DecodeError("truncated varint", offset) from None
-    raw, pos = _decode_unsigned(data, offset, 5)
     if raw > _U32_MAX:
         raise DecodeError("varint exceeds 32 bits", offset)
     return (raw >> 1) ^ -(raw & 1), pos
@@ -202,9 +237,11 @@ def read_varlong(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple
             if c < 0x80:
                 b = b & 0x7F | c << 7
                 return (b >> 1) ^ -(b & 1), offset + 2
+            raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, 10)
+        else:
+            raw, pos = _decode_unsigned(data, offset, 10)
     except IndexError:
         raise DecodeError("truncated varint", offset) from None
-    raw, pos = _decode_unsigned(data, offset, 10)
     if raw > _U64_MAX:
         raise DecodeError("varlong exceeds 64 bits", offset)
     return (raw >> 1) ^ -(raw & 1), pos

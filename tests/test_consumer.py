@@ -187,17 +187,20 @@ def test_on_consume_may_filter_a_batch() -> None:
 
 
 def test_records_an_on_consume_adds_to_a_poll_are_returned_later_not_dropped() -> None:
-    class Twice:
+    class AddTwo:
         def on_consume(self, messages: list[Message]) -> list[Message]:
-            return [*messages, msg(9, b"added")]
+            return [*messages, msg(8, b"x"), msg(9, b"y")]
 
     stub = StubConsumer([[msg(0, b"a")], [msg(1, b"b")]])
-    c = wrap_consumer(stub, interceptors=[Twice()])  # type: ignore[arg-type]
-    first, second = c.poll(1), c.poll(1)
+    c = wrap_consumer(stub, interceptors=[AddTwo()])  # type: ignore[arg-type]
+    first = c.poll(1)
     assert first is not None
+    assert first.value() == b"a"
+    assert [m.value() for m in c.consume(1)] == [b"x"]  # kept ones first, at most num_messages
+    second = c.poll(1)
     assert second is not None
-    assert (first.value(), second.value()) == (b"a", b"added")
-    assert [m.value() for m in c.consume(10)] == [b"b", b"added"]
+    assert second.value() == b"y"
+    assert [m.value() for m in c.consume(10)] == [b"b", b"x", b"y"]
 
 
 @pytest.fixture
@@ -278,3 +281,33 @@ def test_wrap_consumer_gives_headers_and_closes_the_consumer(bootstrap: str, top
     assert rec.closed == 1
     with pytest.raises(RuntimeError):
         raw.poll(0)
+
+
+class Broken:
+    def on_consume(self, messages: list[Message]) -> list[Message]:
+        raise RuntimeError("broken interceptor")
+
+
+def test_failing_on_consume_is_skipped_or_raised_when_strict() -> None:
+    c = wrap_consumer(StubConsumer([[msg(0, b"a")]]), interceptors=[Broken()])  # type: ignore[arg-type]
+    assert [m.value() for m in c.consume(10)] == [b"a"]
+    assert c.interceptors.errors == {"Broken": 1}
+    strict = wrap_consumer(
+        StubConsumer([[msg(0, b"a")]]),  # type: ignore[arg-type]
+        interceptors=[Broken()],
+        strict=True,
+    )
+    with pytest.raises(RuntimeError, match="broken interceptor"):
+        strict.poll(1)
+
+
+def test_close_logs_failures_that_were_never_raised() -> None:
+    import structlog.testing
+
+    stub = StubConsumer([[msg(0, b"a"), msg(1, BAD_UTF8)]])
+    c = wrap_consumer(stub, value_deserializer=Utf8Deserializer())  # type: ignore[arg-type]
+    c.consume(10)
+    with structlog.testing.capture_logs() as logs:
+        c.close()
+    assert [(e["topic"], e["offset"]) for e in logs] == [("t", 1)]
+    c.close()  # twice: no-op

@@ -97,6 +97,7 @@ def test_values_are_stored_as_bytes_and_none_is_not_empty() -> None:
         (b"k", b"v", TypeError, "b'k'"),
         (1, b"v", TypeError, "1"),
         ("", b"v", ValueError, "empty"),
+        ("k", "\ud800", ValueError, "'k'"),
     ],
 )
 def test_bad_keys_and_values_are_rejected_naming_the_key(

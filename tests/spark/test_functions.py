@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
 from kheaders import DecodeError, Headers
+from kheaders._codec import ValueCodec
 from kheaders._traceparent import extract_trace_parent
-from kheaders._varint import read_varlong
 from kheaders.spark import (
     header_last,
     header_long,
@@ -21,39 +23,25 @@ from kheaders.spark import (
     trace_id,
     with_header,
 )
+from kheaders.values import LONG, TEXT, VARLONG
 from tests.header_function_cases import CASES
 
 pytestmark = pytest.mark.spark
 
+T = TypeVar("T")
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 
 
 # -- the Python side ------------------------------------------------------------------------
 
 
-def py_text(value: bytes | None) -> str | None:
-    if value is None:
-        return None
+def decoded(headers: Headers, key: str, codec: ValueCodec[T]) -> T | None:
+    """``last_value`` with a kheaders.values codec; None where it is absent or raises."""
     try:
-        return value.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def py_long(value: bytes | None) -> int | None:
-    if value is None or len(value) != 8:
-        return None
-    return int.from_bytes(value, "big", signed=True)
-
-
-def py_varlong(value: bytes | None) -> int | None:
-    if value is None:
-        return None
-    try:
-        number, end = read_varlong(value)
+        value = headers.last_value(key, codec)
     except DecodeError:
         return None
-    return number if end == len(value) else None
+    return value  # type: ignore[return-value]
 
 
 def python_answers(headers: list[tuple[str, bytes | None]] | None, key: str) -> dict[str, object]:
@@ -63,9 +51,9 @@ def python_answers(headers: list[tuple[str, bytes | None]] | None, key: str) -> 
     return {
         "last": last,
         "values": h.values(key),
-        "text": py_text(last),
-        "long": py_long(last),
-        "varlong": py_varlong(last),
+        "text": decoded(h, key, TEXT),
+        "long": decoded(h, key, LONG),
+        "varlong": decoded(h, key, VARLONG),
         "trace_id": tp.trace_id_hex if tp else None,
         "span_id": tp.parent_id_hex if tp else None,
         "map": h.to_dict(),
