@@ -1,1 +1,10 @@
-"""Ready-made kheaders interceptors, named in config or passed as objects."""
+"""Ready-made kheaders interceptors, named in config or passed as objects.
+
+- ``interceptors.tracing``: TracingProducerInterceptor, TracingConsumerInterceptor,
+  extract, process_span (OpenTelemetry, strict W3C Trace Context)
+- ``interceptors.client_id``: ClientIdInterceptor
+- ``interceptors.correlation``: CorrelationIdInterceptor, correlation_id, correlation_scope
+- ``interceptors.logging``: LoggingInterceptor (structlog, redacted headers)
+
+See docs/interceptors.md.
+"""

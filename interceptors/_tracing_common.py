@@ -89,9 +89,9 @@ def inject_pairs(propagator: TextMapPropagator, context: Context) -> tuple[Heade
 
 def replace_fields(headers: Headers, fields: frozenset[str], pairs: tuple[Header, ...]) -> None:
     """Remove every header whose key is in ``fields``, then append ``pairs`` (no duplicates)."""
-    for key in fields:
-        if key in headers:
-            headers.remove(key)
+    present = [h[0] for h in headers if h[0] in fields]
+    for key in set(present):
+        headers.remove(key)
     for pair in pairs:
         headers.add(pair)
 

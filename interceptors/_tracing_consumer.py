@@ -11,7 +11,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind
 
-from interceptors._config import Config, get_bool, get_str, server_address
+from interceptors._config import Config, get_bool, get_list, get_str, server_address
 from interceptors._tracing_common import (
     BATCH_COUNT,
     CLIENT_ID,
@@ -34,6 +34,7 @@ from interceptors._tracing_common import (
 )
 
 LINK_ONLY_KEY = "kheaders.tracing.link.only"
+LINK_ONLY_TOPICS_KEY = "kheaders.tracing.link.only.topics"
 
 AnyMessage: TypeAlias = "Message[Any, Any]"
 """A confluent-kafka Message whatever its key and value types."""
@@ -126,20 +127,27 @@ class TracingConsumerInterceptor:
     Per-record processing spans are the application's: see :func:`process_span`.
 
     Config: ``group.id``, ``client.id`` and ``bootstrap.servers`` feed span attributes;
-    ``kheaders.tracing.link.only`` (bool, default false) is read for :meth:`process_span`.
+    ``kheaders.tracing.link.only`` (bool, default false) and
+    ``kheaders.tracing.link.only.topics`` (comma-separated topics written by untrusted
+    producers) make :meth:`process_span` start new traces that only link to the record.
     """
 
-    __slots__ = ("_base", "_link_only", "_settings", "_tracer")
+    __slots__ = ("_base", "_link_only", "_link_topics", "_provider", "_settings", "_tracer")
 
     def __init__(
         self,
         *,
         tracer_provider: trace.TracerProvider | None = None,
         link_only: bool | None = None,
+        link_only_topics: tuple[str, ...] | list[str] | None = None,
     ) -> None:
+        self._provider = tracer_provider
         self._tracer = get_tracer(tracer_provider)
         self._settings = link_only
         self._link_only = bool(link_only)
+        self._link_topics: frozenset[str] | None = (
+            None if link_only_topics is None else frozenset(link_only_topics)
+        )
         self._base: Attributes = {
             MESSAGING_SYSTEM: "kafka",
             OPERATION_NAME: "poll",
@@ -153,6 +161,10 @@ class TracingConsumerInterceptor:
         """
         if self._settings is None:
             self._link_only = get_bool(config, LINK_ONLY_KEY, False)
+        if self._link_topics is None:
+            topics = get_list(config, LINK_ONLY_TOPICS_KEY)
+            self._link_topics = None if topics is None else frozenset(topics)
+        self._tracer = get_tracer(self._provider)
         base: Attributes = {
             MESSAGING_SYSTEM: "kafka",
             OPERATION_NAME: "poll",
@@ -204,6 +216,7 @@ class TracingConsumerInterceptor:
         return process_span(
             msg,
             self._tracer,
-            link_only=self._link_only,
+            link_only=self._link_only
+            or (self._link_topics is not None and msg.topic() in self._link_topics),
             consumer_group=group if isinstance(group, str) else None,
         )

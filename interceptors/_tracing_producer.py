@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.context import Context
@@ -42,9 +44,10 @@ DEFAULT_MAX_PENDING = 100_000
 _MAX_TOPICS = 1024
 _NO_ACK = "kheaders.no_acknowledgement"
 _TRACE_FIELDS = frozenset({TRACEPARENT, TRACESTATE})
+_NO_LINKS: tuple[Link, ...] = ()
 
 _PropState = tuple[TextMapPropagator, frozenset[str], bool]
-_CtxCache = tuple[Context, TextMapPropagator, tuple[Header, ...]]
+_CtxCache = tuple[Context, TextMapPropagator, tuple[Header, ...], tuple[Header, ...]]
 
 
 def _error_type(error: BaseException | object) -> str:
@@ -61,7 +64,8 @@ class TracingProducerInterceptor:
     the encoded headers are cached while the current context does not change.
     ``mode="span"`` starts one PRODUCER span ``send {topic}`` per record (messaging
     semantic conventions), injects it, and ends it on acknowledgement, so its duration is
-    the delivery latency; a failed send sets error status and ``error.type``.
+    the delivery latency; a failed send sets error status and ``error.type``. Without an
+    SDK (a no-op tracer) it propagates the current context, as ``propagate`` does.
 
     Existing ``traceparent``/``tracestate`` (and the propagator's other fields) are replaced,
     never duplicated, except that a record that already carries a valid creation context
@@ -84,6 +88,7 @@ class TracingProducerInterceptor:
         "_pending",
         "_prop_state",
         "_propagator",
+        "_provider",
         "_server",
         "_settings",
         "_tracer",
@@ -107,6 +112,7 @@ class TracingProducerInterceptor:
         self._mode = mode or "propagate"
         self._overwrite = bool(overwrite)
         self._max_pending = max_pending or DEFAULT_MAX_PENDING
+        self._provider = tracer_provider
         self._tracer = get_tracer(tracer_provider)
         self._propagator = propagator
         self._client_id: str | None = None
@@ -137,6 +143,8 @@ class TracingProducerInterceptor:
         self._client_id = get_str(config, "client.id")
         self._server = server_address(config)
         self._attrs = {}
+        # the global provider may have been installed since construction: skip the proxy
+        self._tracer = get_tracer(self._provider)
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -147,11 +155,14 @@ class TracingProducerInterceptor:
             state = self._prop_state = (prop, propagator_fields(prop), is_w3c_only(prop))
         return state
 
-    def _context_pairs(self, ctx: Context, prop: TextMapPropagator) -> tuple[Header, ...]:
+    def _context_cache(self, ctx: Context, prop: TextMapPropagator) -> _CtxCache:
+        """What ``prop`` injects for ``ctx``: all pairs, and those other than trace context."""
         cache = self._ctx_cache
         if cache is None or cache[0] is not ctx or cache[1] is not prop:
-            cache = self._ctx_cache = (ctx, prop, inject_pairs(prop, ctx))
-        return cache[2]
+            pairs = inject_pairs(prop, ctx)
+            others = tuple(p for p in pairs if p[0] not in _TRACE_FIELDS)
+            cache = self._ctx_cache = (ctx, prop, pairs, others)
+        return cache
 
     def _topic(self, topic: str) -> tuple[str, Attributes]:
         found = self._attrs.get(topic)
@@ -190,14 +201,14 @@ class TracingProducerInterceptor:
         if self._mode == "span":
             self._send_span(record, headers)
             return record
-        if not self._overwrite and w3c_span_context(headers) is not None:
+        if headers and not self._overwrite and w3c_span_context(headers) is not None:
             return record
         prop, fields, _ = self._propagator_state()
-        replace_fields(headers, fields, self._context_pairs(otel_context.get_current(), prop))
+        replace_fields(headers, fields, self._context_cache(otel_context.get_current(), prop)[2])
         return record
 
     def _send_span(self, record: ProducerRecord, headers: Headers) -> None:
-        creation = None if self._overwrite else w3c_span_context(headers)
+        creation = w3c_span_context(headers) if headers and not self._overwrite else None
         name, attrs = self._topic(record.topic)
         key = record.key
         if key is not None or record.partition is not None:
@@ -213,22 +224,23 @@ class TracingProducerInterceptor:
             context=parent,
             kind=SpanKind.PRODUCER,
             attributes=attrs,
-            links=(Link(creation),) if creation is not None else (),
+            links=_NO_LINKS if creation is None else (Link(creation),),
         )
         if creation is None:
             prop, fields, w3c_only = self._propagator_state()
-            if w3c_only:
-                pairs = [p for p in self._context_pairs(parent, prop) if p[0] not in _TRACE_FIELDS]
-                sc = span.get_span_context()
-                if sc.is_valid:
-                    pairs.append(
-                        Header(
-                            TRACEPARENT,
-                            b"00-%032x-%016x-%02x" % (sc.trace_id, sc.span_id, sc.trace_flags),
-                        )
+            sc = span.get_span_context()
+            if not sc.is_valid:  # no SDK (a no-op tracer): propagate the current context
+                replace_fields(headers, fields, self._context_cache(parent, prop)[2])
+            elif w3c_only:
+                pairs = list(self._context_cache(parent, prop)[3])
+                pairs.append(
+                    Header(
+                        TRACEPARENT,
+                        b"00-%032x-%016x-%02x" % (sc.trace_id, sc.span_id, sc.trace_flags),
                     )
-                    if sc.trace_state:
-                        pairs.append(Header(TRACESTATE, self._tracestate(sc.trace_state)))
+                )
+                if sc.trace_state:
+                    pairs.append(Header(TRACESTATE, self._tracestate(sc.trace_state)))
                 replace_fields(headers, fields, tuple(pairs))
             else:
                 ctx = trace.set_span_in_context(span, parent)
@@ -247,7 +259,18 @@ class TracingProducerInterceptor:
         if entry is not None:
             _end_unacknowledged(entry[1])
 
-    def on_acknowledgement(
+    @property
+    def on_acknowledgement(self) -> Callable[[RecordMetadata, object, Headers], None]:
+        """The acknowledgement hook, present in ``span`` mode only.
+
+        In ``propagate`` mode there is nothing to do on acknowledgement, so the attribute is
+        absent (``AttributeError``) and the producer needs no per-record delivery callback.
+        """
+        if self._mode != "span":
+            raise AttributeError("on_acknowledgement: only in span mode")
+        return self._acknowledge
+
+    def _acknowledge(
         self, metadata: RecordMetadata, error: BaseException | object | None, headers: Headers
     ) -> None:
         """End the record's send span (span mode): partition, offset, error status."""

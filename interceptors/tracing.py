@@ -14,7 +14,12 @@ from interceptors._tracing_common import (
     extract,
     remote_span_context,
 )
-from interceptors._tracing_consumer import LINK_ONLY_KEY, TracingConsumerInterceptor, process_span
+from interceptors._tracing_consumer import (
+    LINK_ONLY_KEY,
+    LINK_ONLY_TOPICS_KEY,
+    TracingConsumerInterceptor,
+    process_span,
+)
 from interceptors._tracing_producer import (
     MAX_PENDING_KEY,
     MODE_KEY,
@@ -27,6 +32,7 @@ extract_context = extract
 
 __all__ = [
     "LINK_ONLY_KEY",
+    "LINK_ONLY_TOPICS_KEY",
     "MAX_PENDING_KEY",
     "MODE_KEY",
     "OVERWRITE_KEY",

@@ -11,7 +11,9 @@ Hybrid logical clock layout (a signed 64-bit long, always positive)::
     bits 15..0  logical counter (65 536 stamps per millisecond before borrowing the next ms)
 
 Each stamp is ``max(now_ms << 16, previous + 1)``: strictly increasing for this interceptor
-(so for every key it stamps), even when the wall clock steps back; :meth:`HybridClock.observe`
+(so for every key it stamps), even when the wall clock steps back. One clock serves all keys:
+that is monotonic per key as required, keeps no per-key memory, and only borrows from the
+next millisecond beyond 65 536 stamps in one; :meth:`HybridClock.observe`
 moves it past a version seen elsewhere (e.g. read from the state) so the next stamp beats it.
 """
 

@@ -11,6 +11,7 @@ from kheaders._chain import (
     OnConsume,
     OnSend,
 )
+from kheaders._codec import ValueCodec
 from kheaders._consumer import Consumer, wrap_consumer
 from kheaders._deadletter import DeadLetterPublisher, dead_letter_headers
 from kheaders._errors import (
@@ -24,6 +25,7 @@ from kheaders._errors import (
     SerializationError,
 )
 from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._limits import HeaderLimits
 from kheaders._producer import Producer, wrap_producer
 from kheaders._records import ProducerRecord, RecordMetadata
 from kheaders._redact import Redactor, is_sensitive, render_headers
@@ -55,6 +57,7 @@ from kheaders._serde_json import (
     media_type,
 )
 from kheaders._serde_protocols import Deserializer, Serializer
+from kheaders._struct import TaggedStruct
 from kheaders._traceparent import (
     TraceParent,
     extract_trace_parent,
@@ -63,11 +66,19 @@ from kheaders._traceparent import (
     parse_traceparent,
     parse_tracestate,
 )
+from kheaders._values import BOOL, JSON, LONG, TEXT, TEXT_LENIENT, UUID, VARLONG
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BOOL",
     "CONTENT_TYPE",
+    "JSON",
+    "LONG",
+    "TEXT",
+    "TEXT_LENIENT",
+    "UUID",
+    "VARLONG",
     "BrokerUnavailableError",
     "BytesDeserializer",
     "BytesSerializer",
@@ -86,6 +97,7 @@ __all__ = [
     "FromConfluentSerializer",
     "Header",
     "HeaderLimitError",
+    "HeaderLimits",
     "HeaderTypes",
     "HeaderValue",
     "Headers",
@@ -110,9 +122,11 @@ __all__ = [
     "Serializer",
     "StringDeserializer",
     "StringSerializer",
+    "TaggedStruct",
     "ToConfluentDeserializer",
     "ToConfluentSerializer",
     "TraceParent",
+    "ValueCodec",
     "__version__",
     "dead_letter_headers",
     "extract_trace_parent",

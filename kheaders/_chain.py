@@ -16,7 +16,7 @@ returns something that is not a list) is a failure too. A record is never lost. 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import structlog
@@ -162,7 +162,7 @@ class InterceptorChain:
         self.errors: dict[str, int] = {n: 0 for n in names.values()}
         """Failures per interceptor name (class name; ``Name#2`` for a second instance)."""
 
-        def pick(hook: str) -> tuple[tuple[str, object], ...]:
+        def pick(hook: str) -> tuple[tuple[str, Callable[..., object]], ...]:
             if hook not in hooks:
                 return ()
             return tuple(
@@ -193,7 +193,7 @@ class InterceptorChain:
         """Run every ``on_send`` in order; return the last good record (never ``None``)."""
         for name, hook in self.on_send:
             try:
-                result = hook(record)  # type: ignore[operator]
+                result = hook(record)
                 if type(result) is not ProducerRecord and not isinstance(result, ProducerRecord):
                     raise TypeError(
                         f"on_send returned {type(result).__name__}, not a ProducerRecord"
@@ -212,7 +212,7 @@ class InterceptorChain:
         """Run every ``on_acknowledgement``; a failing one does not stop the others."""
         for name, hook in self.on_acknowledgement:
             try:
-                hook(metadata, error, headers)  # type: ignore[operator]
+                hook(metadata, error, headers)
             except Exception as exc:
                 if self._strict:
                     raise
@@ -222,7 +222,7 @@ class InterceptorChain:
         """Run every ``on_consume`` in order; return the last good batch."""
         for name, hook in self.on_consume:
             try:
-                result = hook(messages)  # type: ignore[operator]
+                result = hook(messages)
                 if not isinstance(result, list):
                     raise TypeError(f"on_consume returned {type(result).__name__}, not a list")
             except Exception as exc:
@@ -238,7 +238,7 @@ class InterceptorChain:
         """Run every ``on_commit``; a failing one does not stop the others."""
         for name, hook in self.on_commit:
             try:
-                hook(offsets)  # type: ignore[operator]
+                hook(offsets)
             except Exception as exc:
                 if self._strict:
                     raise

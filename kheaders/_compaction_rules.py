@@ -198,7 +198,7 @@ class CompactionRules:
         if header is not None and not isinstance(header, str):
             raise ConfigurationError(f"{HEADER_CONFIG} must be a string, got {header!r}")
         if requested != "header":
-            return cls("offset" if requested == "offset" else requested, header, enc, requested)
+            return cls(requested, header, enc, requested)
         if header is None or not header.strip():
             message = (
                 f"{STRATEGY_CONFIG}=header but {HEADER_CONFIG} is blank:"

@@ -11,6 +11,12 @@
 =======================  =========================================================
 
 Interceptors from the config come first, then those passed as ``interceptors=``.
+
+Besides these five, every key starting with ``kheaders.`` (settings of kheaders'
+interceptors, e.g. ``kheaders.tracing.mode``) or ``compaction.strategy`` (KIP-280's
+settings, read by the version-stamp interceptor) is kheaders', as is every key an
+interceptor lists in its optional ``config_keys`` attribute (exact names, or prefixes ending
+in ``.``). Interceptors see them in ``configure(config)``; librdkafka never does.
 """
 
 from __future__ import annotations
@@ -34,6 +40,42 @@ KHEADERS_KEYS: tuple[str, ...] = (
     KEY_DESERIALIZER,
     VALUE_DESERIALIZER,
 )
+OWN_PREFIXES: tuple[str, ...] = ("kheaders.", "compaction.strategy")
+"""Keys starting with these are kheaders' settings, never librdkafka's."""
+
+
+def _declared_keys(interceptors: Iterable[object]) -> tuple[set[str], tuple[str, ...]]:
+    """The exact keys and the prefixes (ending in ``.``) interceptors declare as theirs."""
+    exact: set[str] = set()
+    prefixes: list[str] = []
+    for i in interceptors:
+        keys = getattr(i, "config_keys", ())
+        for key in [keys] if isinstance(keys, str) else keys:
+            if not isinstance(key, str):
+                continue
+            if key.endswith("."):
+                prefixes.append(key)
+            else:
+                exact.add(key)
+    return exact, tuple(prefixes)
+
+
+def librdkafka_config(
+    config: Mapping[str, object], interceptors: Iterable[object] = ()
+) -> dict[str, object]:
+    """``config`` without kheaders' keys and those the ``interceptors`` declare.
+
+    >>> librdkafka_config({"bootstrap.servers": "h:9092", "kheaders.tracing.mode": "span",
+    ...                    "interceptor.classes": "a.B"})
+    {'bootstrap.servers': 'h:9092'}
+    """
+    exact, prefixes = _declared_keys(interceptors)
+    own = OWN_PREFIXES + prefixes
+    return {
+        k: v
+        for k, v in config.items()
+        if k not in KHEADERS_KEYS and k not in exact and not k.startswith(own)
+    }
 
 
 def load_dotted(path: str, setting: str) -> object:
@@ -164,13 +206,13 @@ def resolve(
     value: object,
     producer: bool,
 ) -> ClientSetup:
-    """Split ``config`` into librdkafka settings and kheaders' own, building what they name.
+    """Split ``config`` into librdkafka settings and kheaders' own (see the module doc),
+    building what they name.
 
     Interceptors from ``interceptor.classes`` come first, then ``interceptors``.
     Raises ConfigurationError naming the setting (and class) at fault; a setting meant for
     the other side (e.g. ``key.deserializer`` in a producer config) is an error too.
     """
-    rdkafka = {k: v for k, v in config.items() if k not in KHEADERS_KEYS}
     if producer:
         mine, theirs, method = (KEY_SERIALIZER, VALUE_SERIALIZER), "deserializer", "serialize"
     else:
@@ -184,4 +226,5 @@ def resolve(
     key_fn = _serde(config.get(mine[0]), key, mine[0], method)
     value_fn = _serde(config.get(mine[1]), value, mine[1], method)
     built = build_interceptors(config.get(INTERCEPTOR_CLASSES), config)
-    return ClientSetup(rdkafka, [*built, *interceptors], key_fn, value_fn)
+    everyone = [*built, *interceptors]
+    return ClientSetup(librdkafka_config(config, everyone), everyone, key_fn, value_fn)

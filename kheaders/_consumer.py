@@ -16,6 +16,7 @@ A deserializer failure never loses a record nor stops the consumer:
 
 from __future__ import annotations
 
+import operator
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
@@ -52,6 +53,35 @@ def _commit_callback(chain: InterceptorChain, user: CommitCallback | None) -> Co
     return on_commit
 
 
+_headers_of = operator.methodcaller("headers")
+"""``msg.headers()`` through a C-level call that checks the result.
+
+confluent-kafka 2.16 returns from ``Message.headers()`` with a UnicodeDecodeError still set
+when a header key is not UTF-8. A plain ``msg.headers()`` call, once CPython 3.11 has
+specialized it, does not check for that, so a SystemError pops up at some later, unrelated
+call (or the interpreter crashes). ``methodcaller`` makes the call go through
+``PyObject_Vectorcall``, which turns it into a SystemError here, where it is handled.
+"""
+
+
+def _unreadable_headers(msg: Message, exc: BaseException) -> DeserializationError:
+    """The error for a record whose headers confluent-kafka cannot read (a non-UTF-8 key).
+
+    confluent-kafka 2.16 fails ``Message.headers()`` (SystemError) when a header key is not
+    UTF-8, and offers no raw form: such a record keeps its key and value, its headers are
+    set to empty, and it comes to the application as a DeserializationError (``field``
+    ``"headers"``) that can go to a dead-letter topic like any other.
+    """
+    msg.set_headers(_EMPTY)  # type: ignore[arg-type]
+    return DeserializationError(
+        f"headers of the record at topic {msg.topic()!r} partition {msg.partition()} offset"
+        f" {msg.offset()} are unreadable: a header key is not UTF-8 (confluent-kafka cannot"
+        f" decode it: {type(exc).__name__}); its key and value are intact",
+        message=msg,
+        field="headers",
+    )
+
+
 def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
     try:
         return InterceptorChain(interceptors, strict=strict, hooks=CONSUMER_HOOKS)
@@ -73,7 +103,16 @@ class Consumer:
     that implements no consumer hook, and KafkaException for a setting librdkafka rejects.
     """
 
-    __slots__ = ("_chain", "_closed", "_consumer", "_group", "_key_de", "_pending", "_value_de")
+    __slots__ = (
+        "_chain",
+        "_closed",
+        "_consumer",
+        "_extra",
+        "_group",
+        "_key_de",
+        "_pending",
+        "_value_de",
+    )
 
     def __init__(
         self,
@@ -118,6 +157,7 @@ class Consumer:
         self._value_de = value_de
         self._group = group
         self._pending: deque[DeserializationError] = deque()
+        self._extra: deque[Message] = deque()  # records an on_consume added to a poll()
         self._closed = False
 
     @classmethod
@@ -140,13 +180,12 @@ class Consumer:
 
         Raises DeserializationError carrying the untouched record.
         """
-        raw_headers = msg.headers()
+        try:
+            raw_headers = _headers_of(msg)
+        except (SystemError, UnicodeDecodeError) as exc:
+            raise _unreadable_headers(msg, exc) from exc
         # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
-        headers = (
-            Headers._trusted(raw_headers, read_only=True)  # type: ignore[arg-type]
-            if raw_headers
-            else _EMPTY
-        )
+        headers = Headers._trusted(raw_headers, read_only=True) if raw_headers else _EMPTY
         msg.set_headers(headers)  # type: ignore[arg-type]
         kd = self._key_de
         vd = self._value_de
@@ -178,13 +217,18 @@ class Consumer:
         """
         if self._pending:
             raise self._pending.popleft()
+        if self._extra:
+            return self._extra.popleft()
         msg = self._consumer.poll(timeout)
         if msg is None or msg.error() is not None:
             return msg
         self._prepare(msg)
         if self._chain.on_consume:
             out = self._chain.consume([msg])
-            return out[0] if out else None
+            if not out:
+                return None
+            self._extra.extend(out[1:])  # never dropped: the next calls return them
+            return out[0]
         return msg
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
@@ -195,33 +239,68 @@ class Consumer:
         """
         if self._pending:
             raise self._pending.popleft()
+        if self._extra:
+            take = min(max(num_messages, 1), len(self._extra))
+            return [self._extra.popleft() for _ in range(take)]
         msgs = self._consumer.consume(num_messages, timeout)
         if not msgs:
             return msgs
-        prepare = self._prepare
-        out: list[Message] = []
-        events: list[Message] = []
-        failed = 0
-        for msg in msgs:
-            if msg.error() is not None:
-                events.append(msg)
-                out.append(msg)
-                continue
-            try:
-                prepare(msg)
-            except DeserializationError as exc:
-                self._pending.append(exc)
-                failed += 1
-                continue
-            out.append(msg)
-        if self._chain.on_consume:
-            records = [m for m in out if m.error() is None] if events else out
-            if records:
-                records = self._chain.consume(records)
-            out = records + events if events else records
-        if failed and not out:
+        if self._key_de is None and self._value_de is None:
+            # the common case, kept lean: Headers._trusted(h, read_only=True) inlined, as a
+            # call per record would double the cost of wrapping
+            new = object.__new__
+            events = False
+            bad: list[Message] = []
+            for msg in msgs:
+                if msg.error() is None:
+                    try:
+                        h = _headers_of(msg)
+                    except (SystemError, UnicodeDecodeError) as exc:
+                        self._pending.append(_unreadable_headers(msg, exc))
+                        bad.append(msg)
+                        continue
+                    if h:
+                        wrapped = new(Headers)
+                        wrapped._items = h
+                        wrapped._read_only = True
+                        msg.set_headers(wrapped)  # type: ignore[arg-type]
+                    else:
+                        msg.set_headers(_EMPTY)  # type: ignore[arg-type]
+                else:
+                    events = True
+            out = [m for m in msgs if m not in bad] if bad else msgs
+        else:
+            out, events = self._prepare_batch(msgs)
+        if self._chain.on_consume and out:
+            out = self._intercept(out, events)
+        if not out and self._pending:
             raise self._pending.popleft()
         return out
+
+    def _prepare_batch(self, msgs: list[Message]) -> tuple[list[Message], bool]:
+        """Prepare each record; keep failures in ``_pending``; return the rest (in order)."""
+        prepare = self._prepare
+        out: list[Message] = []
+        events = False
+        for msg in msgs:
+            if msg.error() is not None:
+                events = True
+            else:
+                try:
+                    prepare(msg)
+                except DeserializationError as exc:
+                    self._pending.append(exc)
+                    continue
+            out.append(msg)
+        return out, events
+
+    def _intercept(self, out: list[Message], events: bool) -> list[Message]:
+        """on_consume over the batch's records; error events follow them, untouched."""
+        if not events:
+            return self._chain.consume(out)
+        records = [m for m in out if m.error() is None]
+        tail = [m for m in out if m.error() is not None]
+        return (self._chain.consume(records) if records else []) + tail
 
     # -- offsets ----------------------------------------------------------------------------
 

@@ -31,6 +31,11 @@ HeaderTypes: TypeAlias = (
 """Every shape headers are accepted in at the edges of the API."""
 
 
+# tuple.__new__ builds a Header without the NamedTuple constructor's Python-level frame;
+# _checked runs once per header on every produce.
+_new_header = tuple.__new__
+
+
 def _checked(key: object, value: object) -> Header:
     """Validate one header and store its value as ``bytes`` (or ``None``).
 
@@ -46,9 +51,12 @@ def _checked(key: object, value: object) -> Header:
     if not key:
         raise ValueError("header key must not be empty")
     if value is None or type(value) is bytes:
-        return Header(key, value)
+        return _new_header(Header, (key, value))
     if isinstance(value, str):
-        return Header(key, value.encode("utf-8"))
+        try:
+            return Header(key, value.encode("utf-8"))
+        except UnicodeEncodeError as exc:
+            raise ValueError(f"header {key!r}: text value is not UTF-8: {exc.reason}") from exc
     if isinstance(value, bytes | bytearray | memoryview):
         return Header(key, bytes(value))
     raise TypeError(
@@ -60,10 +68,13 @@ def _checked(key: object, value: object) -> Header:
 def _pairs(items: object) -> Iterable[tuple[object, object] | list[object]]:
     if isinstance(items, Mapping):
         return items.items()
-    if isinstance(items, str | bytes):
+    if isinstance(items, bytes | bytearray | memoryview):
         raise TypeError(
-            f"headers must be a Headers, a mapping or pairs, got {type(items).__name__}"
+            f"headers must be a Headers, a mapping or pairs, got {type(items).__name__};"
+            " decode the record-v2 byte form with Headers.from_bytes(data)"
         )
+    if isinstance(items, str):
+        raise TypeError("headers must be a Headers, a mapping or pairs, got str")
     if not isinstance(items, Iterable):
         raise TypeError(
             f"headers must be a Headers, a mapping or pairs, got {type(items).__name__}"
@@ -137,7 +148,16 @@ class Headers:
     def _trusted(
         cls, items: list[Header] | list[tuple[str, bytes | None]], *, read_only: bool
     ) -> Headers:
-        """Wrap pairs that are already valid (e.g. from librdkafka) without copying or checks."""
+        """Wrap pairs that are already valid (e.g. from librdkafka) without copying or checks.
+
+        Read-only headers may hold plain tuples (they are made ``Header`` on iteration);
+        writable ones always hold ``Header`` items, so every later edit keeps them uniform.
+        """
+        if not read_only:
+            for h in items:
+                if type(h) is not Header:
+                    items = [x if type(x) is Header else _new_tuple(Header, x) for x in items]
+                    break
         self = cls.__new__(cls)
         self._items = items  # type: ignore[assignment]
         self._read_only = read_only
@@ -299,7 +319,7 @@ class Headers:
 
     def __iter__(self) -> Iterator[Header]:
         items = self._items
-        if items and type(items[0]) is not Header:
+        if items and (type(items[0]) is not Header or type(items[-1]) is not Header):
             return map(Header._make, items)
         return iter(items)
 
@@ -329,7 +349,11 @@ class Headers:
         return bool(self._items)
 
     def __contains__(self, key: object) -> bool:
-        return any(h[0] == key for h in self._items)
+        # a plain loop: no generator frame per call (interceptors test a few keys per record)
+        for h in self._items:  # noqa: SIM110
+            if h[0] == key:
+                return True
+        return False
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Headers):
@@ -379,4 +403,7 @@ class Headers:
         items, pos = decode_block(view, 0)
         if pos != len(view):
             raise DecodeError(f"{len(view) - pos} bytes left after the last header", pos)
-        return cls._trusted(items, read_only=False)
+        self = cls.__new__(cls)
+        self._items = items  # decode_block made every item a Header
+        self._read_only = False
+        return self

@@ -92,6 +92,7 @@ def decode_block(view: bytes, pos: int) -> tuple[list[Header], int]:  # noqa: PL
         raise DecodeError(f"header count {count} exceeds the {end - pos} bytes left", start)
     items: list[Header] = []
     append = items.append
+    new, header = _new_header, Header
     at = pos
     try:
         for _ in range(count):
@@ -108,7 +109,8 @@ def decode_block(view: bytes, pos: int) -> tuple[list[Header], int]:  # noqa: PL
                 klen, pos = read_varint(view, pos)
             kend = pos + klen
             if klen < 0 or kend > end:
-                raise DecodeError(f"invalid header key length {klen}", at)
+                why = "is negative" if klen < 0 else f"runs past the end (only {end - pos} left)"
+                raise DecodeError(f"header key length {klen} {why}", at)
             at = pos
             key = view[pos:kend].decode("utf-8")
             at = kend
@@ -125,14 +127,14 @@ def decode_block(view: bytes, pos: int) -> tuple[list[Header], int]:  # noqa: PL
             if vlen < 0:
                 if vlen != -1:
                     raise DecodeError(f"invalid length {vlen} for header {key!r}", at)
-                append(_new_header(Header, (key, None)))
+                append(new(header, (key, None)))
             else:
                 vend = pos + vlen
                 if vend > end:
                     raise DecodeError(
                         f"header {key!r}: value of {vlen} bytes runs past the end", at
                     )
-                append(_new_header(Header, (key, view[pos:vend])))
+                append(new(header, (key, view[pos:vend])))
                 pos = vend
     except IndexError:
         raise DecodeError("truncated header section", at) from None

@@ -120,7 +120,8 @@ class CompactionStats:
     ``undecodable_versions`` (version header present but not decodable); ``unversioned``
     (``header`` strategy, records without a usable version); ``tombstones``; ``keyless``
     (records without key: they cannot be compacted and are skipped, logged); ``errors``
-    (error events the consumer delivered instead of records, logged).
+    (error events the consumer delivered instead of records, logged); ``undeserializable``
+    (records a kheaders.Consumer could not deserialize: logged, not folded).
     """
 
     records: int = 0
@@ -133,6 +134,7 @@ class CompactionStats:
     tombstones: int = 0
     keyless: int = 0
     errors: int = 0
+    undeserializable: int = 0
 
     def as_dict(self) -> dict[str, int]:
         """The counters as a plain dict."""
@@ -217,14 +219,16 @@ class StateTable:
                     )
         if value is None:
             stats.tombstones += 1
-        entry = StateEntry(key, value, headers, version, timestamp, partition, offset, message)
         incumbent = self.table.get(key)
         if incumbent is None:
-            self.table[key] = entry
+            self.table[key] = StateEntry(
+                key, value, headers, version, timestamp, partition, offset, message
+            )
             if value is not None:
                 self.live += 1
             return True
         if incumbent.partition != partition or key in self._multi:
+            entry = StateEntry(key, value, headers, version, timestamp, partition, offset, message)
             return self._offer_multi(key, entry, incumbent)
         if rules.strategy == "header" and (version is None) != (incumbent.version is None):
             stats.anomalies += 1
@@ -232,6 +236,7 @@ class StateTable:
             (version, timestamp, partition, offset),
             (incumbent.version, incumbent.timestamp, incumbent.partition, incumbent.offset),
         ):
+            entry = StateEntry(key, value, headers, version, timestamp, partition, offset, message)
             self._replace(key, entry, incumbent)
             return True
         stats.rejected += 1

@@ -14,19 +14,14 @@ from collections.abc import Iterator, Mapping
 from typing import Protocol, cast
 
 import structlog
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
 from kheaders._compaction_rules import CompactionRules
-from kheaders._errors import BrokerUnavailableError, ConfigurationError
+from kheaders._consumer import Consumer as KConsumer
+from kheaders._errors import BrokerUnavailableError, ConfigurationError, DeserializationError
 from kheaders._latest import CompactionStats, ConsumedMessage, Key, StateEntry, StateTable
 
 _log = structlog.get_logger("kheaders.compaction")
-
-_COMPACTION_KEYS = (
-    "compaction.strategy",
-    "compaction.strategy.header",
-    "compaction.strategy.header.encoding",
-)
 
 
 class StateConsumer(Protocol):
@@ -44,9 +39,10 @@ class LatestState(Mapping[Key, StateEntry]):
     """The latest record per key of ``topic`` under a KIP-280 strategy; tombstones excluded.
 
     Give it a confluent-compatible ``consumer`` (``poll``/``assign``/``get_watermark_offsets``/
-    ``list_topics``; it is assigned every partition, no group is joined) or ``config`` to build
-    its own ``confluent_kafka.Consumer`` (``bootstrap.servers`` at least; it is closed by
-    :meth:`close`).  ``start_offsets`` maps partition -> first offset (default: beginning).
+    ``list_topics``, or a :class:`kheaders.Consumer`; it is assigned every partition, no group
+    is joined) or ``config`` to build its own :class:`kheaders.Consumer` (``bootstrap.servers``
+    at least, deserializers and consumer interceptors allowed; closed by :meth:`close`).
+    ``start_offsets`` maps partition -> first offset (default: the beginning).
     ``state[key]`` is a :class:`StateEntry` (``.value``, ``.headers``, ``.version``, ...).
 
     Keep it current with :meth:`poll_once`, :meth:`run_until_caught_up`, or
@@ -91,14 +87,27 @@ class LatestState(Mapping[Key, StateEntry]):
                 "group.id": f"kheaders-latest-state-{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
-                **{k: v for k, v in config.items() if k not in _COMPACTION_KEYS},
+                **config,
             }
-            consumer = cast("StateConsumer", Consumer(settings))
+            consumer = cast("StateConsumer", KConsumer(settings))
         self._consumer = consumer
         consume = getattr(consumer, "consume", None)
         self._consume = consume if callable(consume) else None
+        # kheaders.Consumer reads records (headers wrapped, deserializers, interceptors);
+        # metadata calls it does not forward go to the confluent consumer it wraps.
+        wrapped = getattr(consumer, "wrapped", None)
+        self._meta: StateConsumer = (
+            wrapped
+            if wrapped is not None and not hasattr(consumer, "get_watermark_offsets")
+            else consumer
+        )
         self._positions: dict[int, int] = {}
-        self._partitions = self._assign(start_offsets or {})
+        try:
+            self._partitions = self._assign(start_offsets or {})
+        except BaseException:
+            if self._owns_consumer:
+                self.close()
+            raise
 
     @classmethod
     def from_config(cls, topic: str, config: Mapping[str, object]) -> LatestState:
@@ -110,7 +119,7 @@ class LatestState(Mapping[Key, StateEntry]):
 
     def _assign(self, start_offsets: Mapping[int, int]) -> list[int]:
         try:
-            meta = self._consumer.list_topics(self.topic, timeout=10.0)
+            meta = self._meta.list_topics(self.topic, timeout=10.0)
             topic_meta = meta.topics[self.topic]  # type: ignore[attr-defined]
         except Exception as exc:
             raise BrokerUnavailableError(
@@ -140,11 +149,27 @@ class LatestState(Mapping[Key, StateEntry]):
         """
         if self._thread is not None and threading.current_thread() is not self._thread:
             raise RuntimeError("LatestState is running in the background; call stop() first")
-        if self._consume is not None:
-            batch = self._consume(self._batch, timeout)
-        else:
-            one = self._consumer.poll(timeout)
-            batch = [] if one is None else [one]
+        try:
+            if self._consume is not None:
+                batch = self._consume(self._batch, timeout)
+            else:
+                one = self._consumer.poll(timeout)
+                batch = [] if one is None else [one]
+        except DeserializationError as exc:
+            # kheaders.Consumer has moved past the record; it is reported, not folded.
+            self._table.stats.undeserializable += 1
+            msg = exc.message
+            _log.error(
+                "compaction.undeserializable_record",
+                topic=self.topic,
+                partition=msg.partition(),
+                offset=msg.offset(),
+                field=exc.field,
+                error=str(exc),
+            )
+            with self._lock:
+                self._positions[msg.partition()] = msg.offset() + 1
+            return 1
         if not batch:
             return 0
         table = self._table
@@ -162,7 +187,7 @@ class LatestState(Mapping[Key, StateEntry]):
     def high_watermarks(self, timeout: float = 10.0) -> dict[int, int]:
         """Each partition's high watermark now (the offset the next record will get)."""
         return {
-            p: self._consumer.get_watermark_offsets(
+            p: self._meta.get_watermark_offsets(
                 TopicPartition(self.topic, p), timeout=timeout, cached=False
             )[1]
             for p in self._partitions
@@ -170,7 +195,7 @@ class LatestState(Mapping[Key, StateEntry]):
 
     def _behind(self, highs: Mapping[int, int]) -> list[int]:
         lagging = [p for p, high in highs.items() if self._positions.get(p, 0) < high]
-        position = getattr(self._consumer, "position", None)
+        position = getattr(self._meta, "position", None)
         if lagging and callable(position):
             # The fetch position also moves past offsets that carry no record (control
             # records, compacted-away offsets); trust it where our own count lags.

@@ -21,65 +21,17 @@ import structlog
 
 from kheaders._chain import PRODUCER_HOOKS, InterceptorChain
 from kheaders._config import _close_quietly, resolve
+from kheaders._delivery import DeliveryCallback, SendCallback, delivery_report
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._headers import Headers, HeaderTypes
+from kheaders._lean import EMPTY, READ_ONLY_AT_SEND, lean_produce, writable
+from kheaders._limits import DEFAULT_LIMITS, HeaderLimits
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
-    from confluent_kafka import KafkaError, Message
-
-DeliveryCallback = Callable[["KafkaError | None", "Message"], object]
-"""confluent-kafka's callback: ``(err, msg)``; kheaders makes ``msg.headers()`` the Headers."""
-SendCallback = Callable[[RecordMetadata, "KafkaError | None"], object]
-"""Java's callback for :meth:`Producer.send`: ``(metadata, error)``."""
+    pass
 
 _log = structlog.get_logger("kheaders.producer")
-
-_EMPTY = Headers._trusted([], read_only=True)
-
-_READ_ONLY_AT_SEND = (
-    "these headers are read-only: they were already sent (or received) with another record."
-    " Headers belong to one record; pass a writable copy: Headers(old) or old.copy()"
-)
-
-
-def _bad_header(item: object) -> TypeError | ValueError:
-    if not isinstance(item, tuple) or len(item) != 2:
-        return TypeError(f"headers must be (key, value) tuples, got {item!r}")
-    key = item[0]
-    if isinstance(key, str):
-        return ValueError("header key must not be empty")
-    return TypeError(
-        f"header key must be str, got {type(key).__name__} {key!r}"
-        " (kheaders never converts keys with str(); decode bytes keys first)"
-    )
-
-
-def _writable(headers: HeaderTypes) -> Headers:
-    """The record's writable Headers; the given object itself when it is a Headers."""
-    if headers is None:
-        return Headers()
-    if type(headers) is Headers:
-        if headers._read_only:
-            raise ReadOnlyHeadersError(_READ_ONLY_AT_SEND)
-        return headers
-    return Headers(headers)
-
-
-def _metadata(msg: Message) -> RecordMetadata:
-    ts_type, ts = msg.timestamp()
-    offset = msg.offset()
-    partition = msg.partition()
-    key = msg.key()
-    value = msg.value()
-    return RecordMetadata(
-        msg.topic() or "",
-        -1 if partition is None else partition,
-        offset if offset is not None and offset >= 0 else -1,
-        ts if ts_type else None,
-        -1 if key is None else len(key),
-        -1 if value is None else len(value),
-    )
 
 
 class Producer:
@@ -87,6 +39,9 @@ class Producer:
 
     ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
     ``key.serializer``, ``value.serializer``), which are removed before librdkafka sees it.
+    Every record's headers are checked against ``limits`` (a :class:`HeaderLimits`; default
+    from the ``kheaders.header.limits.*`` settings, else the defaults; ``False`` turns the
+    check off) before librdkafka sees the record (HeaderLimitError).
     A config-level ``on_delivery`` callback becomes the default per-record callback (and so
     also sees ``msg.headers()`` as the record's Headers).
 
@@ -96,10 +51,12 @@ class Producer:
     """
 
     __slots__ = (
+        "__dict__",  # holds only the lean ``produce`` when no feature needs the full one
         "_chain",
         "_closed",
         "_default_cb",
         "_key_ser",
+        "_limits",
         "_owned",
         "_producer",
         "_raw_produce",
@@ -114,7 +71,9 @@ class Producer:
         key_serializer: object = None,
         value_serializer: object = None,
         strict: bool = False,
+        limits: HeaderLimits | bool | None = None,
     ) -> None:
+        header_limits = _limits(limits, config)
         setup = resolve(
             config,
             interceptors=interceptors,
@@ -129,7 +88,15 @@ class Producer:
         except BaseException:
             chain.close()
             raise
-        self._setup(raw, chain, setup.key, setup.value, default_cb, owned=True)  # type: ignore[arg-type]
+        self._setup(
+            raw,
+            chain,
+            setup.key,
+            setup.value,
+            default_cb,  # type: ignore[arg-type]
+            owned=True,
+            limits=header_limits,
+        )
 
     @classmethod
     def _wrap(
@@ -138,13 +105,15 @@ class Producer:
         chain: InterceptorChain,
         key_ser: Callable[..., object] | None,
         value_ser: Callable[..., object] | None,
+        limits: HeaderLimits | None = DEFAULT_LIMITS,
     ) -> Producer:
         self = cls.__new__(cls)
-        self._setup(raw, chain, key_ser, value_ser, None, owned=False)
+        self._setup(raw, chain, key_ser, value_ser, None, owned=False, limits=limits)
         return self
 
     _producer: confluent_kafka.Producer
     _raw_produce: Callable[..., None]
+    _limits: HeaderLimits | None
 
     def _setup(
         self,
@@ -155,8 +124,10 @@ class Producer:
         default_cb: DeliveryCallback | None,
         *,
         owned: bool,
+        limits: HeaderLimits | None = DEFAULT_LIMITS,
     ) -> None:
         self._producer = raw
+        self._limits = limits
         self._raw_produce = raw.produce
         self._chain = chain
         self._key_ser = key_ser
@@ -164,45 +135,14 @@ class Producer:
         self._default_cb = default_cb
         self._owned = owned
         self._closed = False
-        if not (chain.on_send or chain.on_acknowledgement or key_ser or value_ser):
-            self.__class__ = _PlainProducer  # same object, the lean produce()
+        self.__dict__.pop("produce", None)
+        lean = not (chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb)
+        if lean and type(self).produce is Producer.produce:  # not overridden by a subclass
+            lean_fn = lean_produce(raw.produce, limits)
+            lean_fn.__doc__ = Producer.produce.__doc__
+            self.produce = lean_fn  # type: ignore[method-assign]
 
     # -- produce ----------------------------------------------------------------------------
-
-    def _produce_plain(  # noqa: PLR0917 - confluent-kafka's positional signature
-        self,
-        topic: str,
-        value: Any = None,
-        key: Any = None,
-        partition: int = -1,
-        callback: DeliveryCallback | None = None,
-        on_delivery: DeliveryCallback | None = None,
-        timestamp: int = 0,
-        headers: HeaderTypes = None,
-    ) -> None:
-        cb = callback or on_delivery or self._default_cb
-        if cb is None:
-            if headers is not None:
-                if type(headers) is list:
-                    for h in headers:
-                        k = h[0]
-                        if type(k) is not str or not k:
-                            raise _bad_header(h)
-                    if not headers:
-                        headers = None
-                else:
-                    hs = _writable(headers).close()
-                    headers = hs._items or None
-            return self._raw_produce(topic, value, key, partition, None, None, timestamp, headers)
-        closed = _writable(headers).close() if headers is not None else _EMPTY
-
-        def report(err: KafkaError | None, msg: Message) -> None:
-            msg.set_headers(closed)  # type: ignore[arg-type]
-            cb(err, msg)
-
-        return self._raw_produce(
-            topic, value, key, partition, report, None, timestamp, closed._items or None
-        )
 
     def produce(  # noqa: PLR0917 - confluent-kafka's positional signature
         self,
@@ -230,7 +170,7 @@ class Producer:
             topic,
             value,
             key,
-            _writable(headers),
+            writable(headers),
             None if partition < 0 else partition,
             timestamp or None,
         )
@@ -244,7 +184,7 @@ class Producer:
         Raises as :meth:`produce`.
         """
         if record.headers._read_only:
-            raise ReadOnlyHeadersError(_READ_ONLY_AT_SEND)
+            raise ReadOnlyHeadersError(READ_ONLY_AT_SEND)
         self._send(record, None, on_delivery)
 
     def _send(
@@ -254,11 +194,13 @@ class Producer:
         java_cb: SendCallback | None,
     ) -> None:
         chain = self._chain
-        if chain.on_send:
-            record = chain.send(record)
         topic = record.topic
         headers = record.headers
         try:
+            if chain.on_send:  # raises only in strict mode
+                record = chain.send(record)
+                topic = record.topic
+                headers = record.headers
             if type(headers) is not Headers:
                 headers = record.headers = Headers(headers)
             key = record.key
@@ -267,10 +209,13 @@ class Producer:
                 key = self._serialize(self._key_ser, "key", topic, headers, key)
             if self._value_ser is not None:
                 value = self._serialize(self._value_ser, "value", topic, headers, value)
+            if headers._items and self._limits is not None:
+                self._limits.check(headers._items)
             headers.close()
             report = None
             if cb is not None or java_cb is not None or chain.on_acknowledgement:
-                report = self._report(headers, cb, java_cb)
+                ack = chain.acknowledge if chain.on_acknowledgement else None
+                report = delivery_report(headers, ack, cb, java_cb)
             partition = record.partition
             self._raw_produce(
                 topic,
@@ -301,23 +246,6 @@ class Producer:
                 topic=topic,
                 field=field,
             ) from exc
-
-    def _report(
-        self, headers: Headers, cb: DeliveryCallback | None, java_cb: SendCallback | None
-    ) -> Callable[[KafkaError | None, Message], None]:
-        ack = self._chain.acknowledge if self._chain.on_acknowledgement else None
-
-        def report(err: KafkaError | None, msg: Message) -> None:
-            md = _metadata(msg) if ack is not None or java_cb is not None else None
-            if ack is not None:
-                ack(md, err, headers)  # type: ignore[arg-type]
-            if java_cb is not None:
-                java_cb(md, err)  # type: ignore[arg-type]
-            elif cb is not None:
-                msg.set_headers(headers)  # type: ignore[arg-type]
-                cb(err, msg)
-
-        return report
 
     # -- the rest of the producer -----------------------------------------------------------
 
@@ -364,8 +292,9 @@ class Producer:
                 _log.warning("records not delivered before close; purged", count=remaining)
                 self._producer.purge()
                 self._producer.poll(0)
-            if self._owned:
-                self._producer.close()
+            close = getattr(self._producer, "close", None)  # newer confluent-kafka only
+            if self._owned and close is not None:
+                close()
         finally:
             self._chain.close()
         return remaining
@@ -391,15 +320,19 @@ class Producer:
         return f"<kheaders.Producer wrapping {self._producer!r}, {n} interceptors>"
 
 
-class _PlainProducer(Producer):
-    """A Producer with no interceptors and no serializers: produce() only checks and forwards."""
-
-    __slots__ = ()
-    produce = Producer._produce_plain
+def _limits(
+    limits: HeaderLimits | bool | None, config: Mapping[str, object]
+) -> HeaderLimits | None:
+    """The producer's header limits: given, from ``kheaders.header.limits.*``, or defaults."""
+    if limits is None or limits is True:
+        return HeaderLimits.from_config(config)
+    if limits is False:
+        return None
+    return limits
 
 
 def _readable(headers: object) -> Headers:
-    return headers if type(headers) is Headers else _EMPTY
+    return headers if type(headers) is Headers else EMPTY
 
 
 def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
@@ -417,6 +350,7 @@ def wrap_producer(
     key_serializer: object = None,
     value_serializer: object = None,
     strict: bool = False,
+    limits: HeaderLimits | None = DEFAULT_LIMITS,
 ) -> Producer:
     """Wrap an existing ``confluent_kafka.Producer`` (left as it is) in a kheaders Producer.
 
@@ -435,4 +369,5 @@ def wrap_producer(
         value=value_serializer,
         producer=True,
     )
-    return Producer._wrap(producer, _chain(setup.interceptors, strict), setup.key, setup.value)
+    chain = _chain(setup.interceptors, strict)
+    return Producer._wrap(producer, chain, setup.key, setup.value, limits)

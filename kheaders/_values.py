@@ -17,6 +17,7 @@ import struct
 import uuid
 from typing import Final, Literal, TypeAlias
 
+from kheaders._compact import Buffer
 from kheaders._errors import DecodeError
 from kheaders._varint import read_varlong, write_varlong
 
@@ -94,6 +95,17 @@ class LongCodec:
             raise DecodeError(f"long value needs exactly 8 bytes, got {len(data)}", 0)
         return int.from_bytes(data, "big", signed=True)
 
+    def write(self, value: int, /) -> bytes:
+        """As :meth:`encode` (the struct-field form is the same 8 bytes)."""
+        return self.encode(value)
+
+    def read(self, data: Buffer, offset: int, /) -> tuple[int, int]:
+        """Decode 8 bytes at ``offset``; return ``(value, next)``. Raises DecodeError."""
+        end = offset + 8
+        if offset < 0 or end > len(data):
+            raise DecodeError("truncated long: needs 8 bytes", offset)
+        return int.from_bytes(data[offset:end], "big", signed=True), end
+
     def __repr__(self) -> str:
         return "LONG"
 
@@ -124,6 +136,14 @@ class VarlongCodec:
             raise DecodeError(f"{len(data) - pos} bytes left after the varlong", pos)
         return value
 
+    def write(self, value: int, /) -> bytes:
+        """As :meth:`encode` (a varlong delimits itself)."""
+        return self.encode(value)
+
+    def read(self, data: Buffer, offset: int, /) -> tuple[int, int]:
+        """Decode a varlong at ``offset``; return ``(value, next)``. Raises DecodeError."""
+        return read_varlong(data, offset)
+
     def __repr__(self) -> str:
         return "VARLONG"
 
@@ -152,6 +172,17 @@ class UuidCodec:
         if len(data) != 16:
             raise DecodeError(f"uuid value needs exactly 16 bytes, got {len(data)}", 0)
         return uuid.UUID(bytes=bytes(data))
+
+    def write(self, value: uuid.UUID, /) -> bytes:
+        """As :meth:`encode` (always 16 bytes)."""
+        return self.encode(value)
+
+    def read(self, data: Buffer, offset: int, /) -> tuple[uuid.UUID, int]:
+        """Decode 16 bytes at ``offset``; return ``(value, next)``. Raises DecodeError."""
+        end = offset + 16
+        if offset < 0 or end > len(data):
+            raise DecodeError("truncated uuid: needs 16 bytes", offset)
+        return uuid.UUID(bytes=bytes(data[offset:end])), end
 
     def __repr__(self) -> str:
         return "UUID"
@@ -185,6 +216,19 @@ class BoolCodec:
         if data == b"\x00":
             return False
         raise DecodeError(f"bool value must be one byte 00 or 01, got {bytes(data[:8]).hex()}", 0)
+
+    def write(self, value: bool, /) -> bytes:
+        """As :meth:`encode` (always one byte)."""
+        return self.encode(value)
+
+    def read(self, data: Buffer, offset: int, /) -> tuple[bool, int]:
+        """Decode one ``00``/``01`` byte at ``offset``. Raises DecodeError for other bytes."""
+        if offset < 0 or offset >= len(data):
+            raise DecodeError("truncated bool", offset)
+        b = data[offset]
+        if b > 1:
+            raise DecodeError(f"bool byte must be 00 or 01, got {b:02x}", offset)
+        return b == 1, offset + 1
 
     def __repr__(self) -> str:
         return "BOOL"

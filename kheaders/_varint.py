@@ -23,8 +23,23 @@ _SMALL_LIMIT = 1 << 14
 
 
 def _encode_unsigned(n: int) -> bytes:
+    """Encode ``n >= 0`` (no range check): a table lookup below 2**14, else unrolled."""
     if n < _SMALL_LIMIT:
         return _SMALL[n]
+    if n < 1 << 21:
+        return bytes((n & 0x7F | 0x80, n >> 7 & 0x7F | 0x80, n >> 14))
+    if n < 1 << 28:
+        return bytes((n & 0x7F | 0x80, n >> 7 & 0x7F | 0x80, n >> 14 & 0x7F | 0x80, n >> 21))
+    if n < 1 << 35:
+        return bytes(
+            (
+                n & 0x7F | 0x80,
+                n >> 7 & 0x7F | 0x80,
+                n >> 14 & 0x7F | 0x80,
+                n >> 21 & 0x7F | 0x80,
+                n >> 28,
+            )
+        )
     out = bytearray()
     while n >= 0x80:
         out.append((n & 0x7F) | 0x80)
@@ -36,30 +51,73 @@ def _encode_unsigned(n: int) -> bytes:
 def _decode_unsigned(
     data: bytes | bytearray | memoryview, offset: int, max_bytes: int
 ) -> tuple[int, int]:
+    """Decode at most ``max_bytes`` (5 or 10) varint bytes; the caller checks the range."""
     if offset < 0:
         raise DecodeError("negative offset", offset)
     try:
         b = data[offset]
-    except IndexError:
-        raise DecodeError("truncated varint: no bytes left", offset) from None
-    if b < 0x80:
-        return b, offset + 1
-    result = b & 0x7F
-    shift = 7
-    pos = offset + 1
-    end = offset + max_bytes
-    while True:
-        if pos >= end:
-            raise DecodeError(f"varint longer than {max_bytes} bytes", offset)
-        try:
-            b = data[pos]
-        except IndexError:
-            raise DecodeError("truncated varint", offset) from None
-        result |= (b & 0x7F) << shift
-        pos += 1
         if b < 0x80:
-            return result, pos
-        shift += 7
+            return b, offset + 1
+        result = b & 0x7F
+        b = data[offset + 1]
+        if b < 0x80:
+            return result | b << 7, offset + 2
+        result |= (b & 0x7F) << 7
+        b = data[offset + 2]
+        if b < 0x80:
+            return result | b << 14, offset + 3
+        result |= (b & 0x7F) << 14
+        b = data[offset + 3]
+        if b < 0x80:
+            return result | b << 21, offset + 4
+        result |= (b & 0x7F) << 21
+        b = data[offset + 4]
+        if b < 0x80:
+            return result | b << 28, offset + 5
+        result |= (b & 0x7F) << 28
+        pos = offset + 5
+        shift = 35
+        while pos < offset + max_bytes:
+            b = data[pos]
+            pos += 1
+            if b < 0x80:
+                return result | b << shift, pos
+            result |= (b & 0x7F) << shift
+            shift += 7
+    except IndexError:
+        raise DecodeError("truncated varint", offset) from None
+    raise DecodeError(f"varint longer than {max_bytes} bytes", offset)
+
+
+def _decode_rest(
+    data: bytes | bytearray | memoryview, offset: int, result: int, max_bytes: int
+) -> tuple[int, int]:
+    """Continue a varint whose first two bytes (``result``) both had the high bit set."""
+    try:
+        b = data[offset + 2]
+        if b < 0x80:
+            return result | b << 14, offset + 3
+        result |= (b & 0x7F) << 14
+        b = data[offset + 3]
+        if b < 0x80:
+            return result | b << 21, offset + 4
+        result |= (b & 0x7F) << 21
+        b = data[offset + 4]
+        if b < 0x80:
+            return result | b << 28, offset + 5
+        result |= (b & 0x7F) << 28
+        pos = offset + 5
+        shift = 35
+        while pos < offset + max_bytes:
+            b = data[pos]
+            pos += 1
+            if b < 0x80:
+                return result | b << shift, pos
+            result |= (b & 0x7F) << shift
+            shift += 7
+    except IndexError:
+        raise DecodeError("truncated varint", offset) from None
+    raise DecodeError(f"varint longer than {max_bytes} bytes", offset)
 
 
 def write_unsigned_varint(n: int) -> bytes:
@@ -70,6 +128,8 @@ def write_unsigned_varint(n: int) -> bytes:
 
     Raises ValueError when ``n`` is outside the unsigned 32-bit range.
     """
+    if 0 <= n < _SMALL_LIMIT:
+        return _SMALL[n]
     if not 0 <= n <= _U32_MAX:
         raise ValueError(f"unsigned varint out of range: {n}")
     return _encode_unsigned(n)
@@ -84,10 +144,23 @@ def read_unsigned_varint(data: bytes | bytearray | memoryview, offset: int = 0) 
     Raises DecodeError on truncated input, a 5th byte with its high bit set, or a value
     beyond 32 bits.
     """
-    value, pos = _decode_unsigned(data, offset, 5)
-    if value > _U32_MAX:
+    try:
+        b = data[offset]
+        if offset >= 0:
+            if b < 0x80:
+                return b, offset + 1
+            c = data[offset + 1]
+            if c < 0x80:
+                b = b & 0x7F | c << 7
+                return b, offset + 2
+            raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, 5)
+        else:
+            raw, pos = _decode_unsigned(data, offset, 5)
+    except IndexError:
+        raise DecodeError("truncated varint", offset) from None
+    if raw > _U32_MAX:
         raise DecodeError("unsigned varint exceeds 32 bits", offset)
-    return value, pos
+    return raw, pos
 
 
 def write_varint(n: int) -> bytes:
@@ -98,6 +171,8 @@ def write_varint(n: int) -> bytes:
 
     Raises ValueError when ``n`` is outside the signed 32-bit range.
     """
+    if -8192 <= n < 8192:
+        return _SMALL[(n << 1) ^ (n >> 31)]
     if not _I32_MIN <= n <= _I32_MAX:
         raise ValueError(f"varint out of 32-bit range: {n}")
     return _encode_unsigned(((n << 1) ^ (n >> 31)) & _U32_MAX)
@@ -111,7 +186,20 @@ def read_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[
 
     Raises DecodeError on truncated or over-long (more than 5 bytes) input.
     """
-    raw, pos = _decode_unsigned(data, offset, 5)
+    try:
+        b = data[offset]
+        if offset >= 0:
+            if b < 0x80:
+                return (b >> 1) ^ -(b & 1), offset + 1
+            c = data[offset + 1]
+            if c < 0x80:
+                b = b & 0x7F | c << 7
+                return (b >> 1) ^ -(b & 1), offset + 2
+            raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, 5)
+        else:
+            raw, pos = _decode_unsigned(data, offset, 5)
+    except IndexError:
+        raise DecodeError("truncated varint", offset) from None
     if raw > _U32_MAX:
         raise DecodeError("varint exceeds 32 bits", offset)
     return (raw >> 1) ^ -(raw & 1), pos
@@ -125,6 +213,8 @@ def write_varlong(n: int) -> bytes:
 
     Raises ValueError when ``n`` is outside the signed 64-bit range.
     """
+    if -8192 <= n < 8192:
+        return _SMALL[(n << 1) ^ (n >> 63)]
     if not _I64_MIN <= n <= _I64_MAX:
         raise ValueError(f"varlong out of 64-bit range: {n}")
     return _encode_unsigned(((n << 1) ^ (n >> 63)) & _U64_MAX)
@@ -138,7 +228,20 @@ def read_varlong(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple
 
     Raises DecodeError on truncated or over-long (more than 10 bytes) input.
     """
-    raw, pos = _decode_unsigned(data, offset, 10)
+    try:
+        b = data[offset]
+        if offset >= 0:
+            if b < 0x80:
+                return (b >> 1) ^ -(b & 1), offset + 1
+            c = data[offset + 1]
+            if c < 0x80:
+                b = b & 0x7F | c << 7
+                return (b >> 1) ^ -(b & 1), offset + 2
+            raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, 10)
+        else:
+            raw, pos = _decode_unsigned(data, offset, 10)
+    except IndexError:
+        raise DecodeError("truncated varint", offset) from None
     if raw > _U64_MAX:
         raise DecodeError("varlong exceeds 64 bits", offset)
     return (raw >> 1) ^ -(raw & 1), pos

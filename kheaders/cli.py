@@ -10,9 +10,9 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from kheaders import _cmd_broker
+from kheaders import _cmd_broker, _cmd_demo, _cmd_pipeline, _cmd_tail
 
-_COMMANDS = (_cmd_broker,)
+_COMMANDS = (_cmd_broker, _cmd_demo, _cmd_pipeline, _cmd_tail)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,7 +29,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; return the process exit code."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "pass_through", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra_args = extra  # the arguments of a pass-through command (``pipeline``)
     code: int = args.handler(args)
     return code
 

@@ -1,5 +1,10 @@
 """Typed header values: ready codecs and evolvable tagged structs.
 
+Codecs (``TEXT``, ``LONG``, ``VARLONG``, ``UUID``, ``BOOL``, ``JSON``) turn one header value
+into bytes and back. :class:`TaggedStruct` declares a versioned record of fields (types such
+as ``STRING``, ``INT32``, ``array(STRING)``; ``LONG``, ``VARLONG``, ``UUID`` and ``BOOL`` work
+as field types too) whose optional fields are KIP-482 tagged fields.
+
 >>> from kheaders import Headers
 >>> h = Headers().add_value("attempt", 2, LONG).add_value("meta", {"ok": True}, JSON)
 >>> h.last_value("attempt", LONG), h.last_value("meta", JSON)
@@ -9,6 +14,25 @@
 from __future__ import annotations
 
 from kheaders._codec import ValueCodec
+from kheaders._fieldtypes import (
+    BYTES,
+    FLOAT64,
+    INT8,
+    INT16,
+    INT32,
+    INT64,
+    NULLABLE_BYTES,
+    NULLABLE_STRING,
+    STRING,
+    UVARINT,
+    VARINT,
+    FieldType,
+    WireType,
+    array,
+    nullable_array,
+    struct_type,
+)
+from kheaders._struct import Field, StructCodec, TaggedStruct, field, tagged
 from kheaders._values import (
     BOOL,
     JSON,
@@ -28,18 +52,39 @@ from kheaders._values import (
 
 __all__ = [
     "BOOL",
+    "BYTES",
+    "FLOAT64",
+    "INT8",
+    "INT16",
+    "INT32",
+    "INT64",
     "JSON",
     "LONG",
+    "NULLABLE_BYTES",
+    "NULLABLE_STRING",
+    "STRING",
     "TEXT",
     "TEXT_LENIENT",
     "UUID",
+    "UVARINT",
+    "VARINT",
     "VARLONG",
     "BoolCodec",
+    "Field",
+    "FieldType",
     "JsonCodec",
     "JsonValue",
     "LongCodec",
+    "StructCodec",
+    "TaggedStruct",
     "TextCodec",
     "UuidCodec",
     "ValueCodec",
     "VarlongCodec",
+    "WireType",
+    "array",
+    "field",
+    "nullable_array",
+    "struct_type",
+    "tagged",
 ]

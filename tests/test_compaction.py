@@ -249,3 +249,23 @@ def test_docstring_examples_run(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0
     assert result.attempted > 0
+
+
+def test_diff_state_compares_latest_messages_with_state_entries() -> None:
+    msgs = {
+        b"k": Message(
+            topic="t",
+            partition=0,
+            offset=3,
+            key=b"k",
+            value=b"v",
+            headers=[("h", b"1")],
+            timestamp=(1, 5),
+        ),
+        b"n": Message(topic="t", partition=0, offset=4, key=b"n", value=b"w", timestamp=(1, 5)),
+    }
+    entries = {
+        b"k": StateEntry(b"k", b"v", Headers([("h", b"1")]).close(), None, 9, 1, 0),
+        b"n": StateEntry(b"n", b"w", [("h", None)], None, 9, 1, 1),
+    }
+    assert diff_state(msgs, entries) == {b"n"}

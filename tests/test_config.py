@@ -8,7 +8,7 @@ from kheaders import ConfigurationError, Consumer, Producer
 from kheaders._config import load_dotted, resolve
 from tests import interceptor_fixtures as fx
 
-BOOT = {"bootstrap.servers": "127.0.0.1:9"}  # never contacted by these tests
+BOOT = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}  # nothing listens there
 
 
 @pytest.fixture(autouse=True)
@@ -124,3 +124,41 @@ def test_librdkafka_rejection_still_closes_built_interceptors() -> None:
     with pytest.raises(Exception, match=r"no\.such\.property"):
         Producer({**BOOT, "no.such.property": 1, "interceptor.classes": [fx.Recorder]})
     assert fx.Recorder.instances[0].closed == 1
+
+
+def test_settings_of_kheaders_interceptors_never_reach_librdkafka() -> None:
+    config = {
+        **BOOT,
+        "interceptor.classes": "interceptors.tracing.TracingProducerInterceptor,"
+        "interceptors.versioning.VersionStampInterceptor",
+        "kheaders.tracing.mode": "propagate",
+        "compaction.strategy": "header",
+        "compaction.strategy.header": "seq",
+    }
+    p = Producer(config)  # librdkafka would reject any of these keys
+    stamp = p.interceptors.interceptors[1]
+    assert stamp.header == "seq"  # type: ignore[attr-defined]
+    p.close(timeout=0)
+
+
+def test_keys_an_interceptor_declares_are_its_own() -> None:
+    class Declares:
+        config_keys = ("acme.audit.level", "acme.audit.")
+
+        def configure(self, config: object) -> None:
+            self.seen = config
+
+        def on_send(self, record: object) -> object:
+            return record
+
+    config = {
+        **BOOT,
+        "interceptor.classes": [Declares],
+        "acme.audit.level": "high",
+        "acme.audit.sink.url": "x",
+    }
+    p = Producer(config)
+    assert p.interceptors.interceptors[0].seen["acme.audit.level"] == "high"  # type: ignore[attr-defined]
+    p.close(timeout=0)
+    with pytest.raises(Exception, match=r"acme\.audit\.level"):
+        Producer({**BOOT, "acme.audit.level": "high"})  # nobody claims it: librdkafka's

@@ -8,8 +8,9 @@ from typing import Any
 import confluent_kafka
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-import kheaders
 from kheaders import (
     Headers,
     Producer,
@@ -19,6 +20,7 @@ from kheaders import (
     SerializationError,
     wrap_producer,
 )
+from kheaders._lean import lean_produce
 from tests.interceptor_fixtures import Recorder, Utf8Serializer
 
 UNREACHABLE = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}
@@ -192,10 +194,13 @@ def test_strict_producer_raises_the_interceptors_error() -> None:
             raise RuntimeError("boom")
 
     reports: list[Any] = []
-    p = Producer(counting(reports), interceptors=[Boom()], strict=True)
+    rec = Recorder()
+    p = Producer(counting(reports), interceptors=[Boom(), rec], strict=True)
     with pytest.raises(RuntimeError, match="boom"):
         p.produce("t", b"v")
     assert queued(p, reports) == 0
+    assert rec.sent == []
+    assert [type(err) for _, err, _ in rec.acks] == [RuntimeError]  # still acknowledged once
     p.close(timeout=0)
 
 
@@ -341,9 +346,103 @@ def test_close_purges_what_was_not_delivered_and_acknowledges_it() -> None:
 
 def test_no_interceptor_no_serializer_picks_the_lean_produce() -> None:
     p = Producer(UNREACHABLE)
-    assert type(p).produce is not Producer.produce
-    assert isinstance(p, kheaders.Producer)
+    assert "produce" in p.__dict__
+    assert p.produce.__doc__ == Producer.produce.__doc__
     q = Producer(UNREACHABLE, interceptors=[Recorder()])
-    assert type(q).produce is Producer.produce
+    assert "produce" not in q.__dict__
     p.close(timeout=0)
     q.close(timeout=0)
+
+
+def test_a_subclass_keeps_its_class_and_methods() -> None:
+    class Mine(Producer):
+        __slots__ = ()
+
+        def hello(self) -> str:
+            return "mine"
+
+    class OwnProduce(Producer):
+        __slots__ = ()
+
+        def produce(self, *args: Any, **kwargs: Any) -> None:
+            raise NotImplementedError("mine")
+
+    p = Mine(UNREACHABLE)
+    assert type(p) is Mine
+    assert p.hello() == "mine"
+    p.close(timeout=0)
+    q = OwnProduce(UNREACHABLE)
+    with pytest.raises(NotImplementedError, match="mine"):
+        q.produce("t", b"v")
+    q.close(timeout=0)
+
+
+KEYS = st.sampled_from(["k", "ключ", "", b"k", 1])
+VALUES = st.sampled_from([b"v", b"", "wert", None, bytearray(b"ba"), memoryview(b"mv"), 3])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(KEYS, VALUES), max_size=4), st.booleans())
+def test_produce_accepts_exactly_what_the_headers_model_accepts(
+    pairs: list[tuple[Any, Any]], lean: bool
+) -> None:
+    try:
+        expected: type[Exception] | None = None
+        model = Headers(pairs)
+    except (TypeError, ValueError) as exc:
+        expected = type(exc)
+    p = Producer(UNREACHABLE, interceptors=[] if lean else [Recorder()])
+    assert ("produce" in p.__dict__) == lean
+    sent: list[Any] = []
+    real = p.wrapped.produce
+
+    def spy(*args: Any) -> None:  # watches what reaches librdkafka
+        real(*args)
+        sent.append(args[-1])
+
+    p._raw_produce = spy
+    produce = lean_produce(spy) if lean else p.produce
+    try:
+        if expected is None:
+            produce("t", b"v", headers=pairs)
+            assert len(sent) == 1
+            wire = Headers(sent[0]).to_list() if sent[0] is not None else []
+            assert wire == model.to_list() + ([] if lean else [("rec", b"1")])
+        else:
+            with pytest.raises(expected):
+                produce("t", b"v", headers=pairs)
+            assert sent == []
+    finally:
+        p.purge()
+        p.close(timeout=0)
+
+
+def test_a_bad_record_value_is_reported_as_such_not_blamed_on_headers() -> None:
+    p = Producer(UNREACHABLE)
+    with pytest.raises(TypeError, match="bytes-like"):
+        p.produce("t", 5, headers=[("a", b"1")])
+    with pytest.raises(TypeError, match="bytes-like"):
+        p.produce("t", 5, headers=[("a", bytearray(b"1"))])
+    with pytest.raises(TypeError, match="header 'a'"):
+        p.produce("t", b"v", headers=[("a", 7)])
+    p.close(timeout=0)
+
+
+def test_no_delivery_callback_and_no_headers_unless_needed() -> None:
+    class SendOnly:
+        def on_send(self, record: ProducerRecord) -> ProducerRecord:
+            return record
+
+    calls: list[tuple[Any, ...]] = []
+    p = Producer(UNREACHABLE, interceptors=[SendOnly()])
+    p._raw_produce = lambda *args: calls.append(args)
+    p.produce("t", b"v")  # on_send only: nobody needs a report
+    p.produce("t", b"v", headers=[])
+    p.produce("t", b"v", on_delivery=print)
+    lean_produce(lambda *args: calls.append(args))("t", b"v", headers=[])
+    callbacks = [args[4] for args in calls]
+    assert callbacks[:2] == [None, None]
+    assert callable(callbacks[2])
+    assert callbacks[3] is None
+    assert [args[-1] for args in calls] == [None, None, None, None]  # no empty header list
+    p.close(timeout=0)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -209,15 +211,15 @@ def test_huge_declared_length_on_ten_bytes_fails_fast() -> None:
     for declared in (2**31 - 2, 2**31):
         lying = write_unsigned_varint(declared + 1) + bytes(10)
         for read in (read_compact_bytes, read_compact_string):
-            with pytest.raises(DecodeError, match="past the end|exceeds"):
+            with pytest.raises(DecodeError, match=r"past the end|exceeds"):
                 read(lying)
-        with pytest.raises(DecodeError, match="items but only|exceeds"):
+        with pytest.raises(DecodeError, match=r"items but only|exceeds"):
             read_compact_array(lying, 0, read_compact_string)
     with pytest.raises(DecodeError, match="exceeds"):
         read_tagged_fields(write_unsigned_varint(2**31) + bytes(10))
     with pytest.raises(DecodeError, match="exceeds"):
         Headers.from_bytes(write_varint(2**30) + bytes(10))
-    with pytest.raises(DecodeError, match="invalid header key length"):
+    with pytest.raises(DecodeError, match=r"header key length .* runs past the end"):
         Headers.from_bytes(b"\x02" + write_varint(2**31 - 1) + bytes(10))
 
 
@@ -278,10 +280,8 @@ def test_compact_readers_only_raise_decode_error(data: bytes) -> None:
         lambda d: read_compact_array(d, 0, read_compact_string),
         lambda d: read_compact_array(d, 0, read_varint),
     ):
-        try:
+        with contextlib.suppress(DecodeError):
             read(data)
-        except DecodeError:
-            pass
 
 
 # -- tagged fields --------------------------------------------------------------------------
@@ -356,3 +356,14 @@ def test_header_section_helpers_match_kafka_and_allow_trailing_bytes() -> None:
     assert headers == Headers([("foo", b"value"), ("bar", None)])
     assert pos == len(data) + 1
     assert not headers.read_only
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # kafka-python's own imports
+@given(I64)
+def test_varlong_matches_kafka_python(n: int) -> None:
+    from kafka.record.util import decode_varint, encode_varint
+
+    theirs = bytearray()
+    encode_varint(n, theirs.append)
+    assert write_varlong(n) == bytes(theirs)
+    assert read_varlong(bytes(theirs)) == decode_varint(bytes(theirs), 0)

@@ -4,6 +4,14 @@ Spark SQL, and the pipeline job. Needs the ``spark`` extra (pyspark, pyarrow).""
 
 from __future__ import annotations
 
+try:
+    import pyarrow  # noqa: F401
+    import pyspark  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError(
+        "kheaders.spark needs pyspark and pyarrow: pip install 'kheaders[spark]'"
+    ) from exc
+
 from kheaders.spark._arrow import HEADERS_TYPE, arrow_schema, kafka_schema
 from kheaders.spark._compact import compact
 from kheaders.spark._errors import DataLossError, DeliveryError

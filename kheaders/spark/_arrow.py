@@ -108,31 +108,31 @@ class BatchBuilder:
         return len(self._offsets)
 
     def add(self, messages: Sequence[Message], end: int) -> int:
-        """Append data messages with offset < ``end``; return the last offset seen (-1 if none)."""
-        keys, values, offsets = self._keys.append, self._values.append, self._offsets.append
-        ts, ts_types = self._ts.append, self._ts_types.append
-        headers = self._include_headers
-        pairs, h_offsets, h_null = self._h_pairs, self._h_offsets.append, self._h_null.append
-        last = -1
-        for m in messages:
-            offset: int = m.offset()  # type: ignore[assignment]
-            if offset >= end:
-                return max(last, offset)
-            last = offset
-            keys(m.key())
-            values(m.value())
-            offsets(offset)
-            ts_type, ts_ms = m.timestamp()
-            ts(ts_ms * 1000 if ts_type else None)
-            ts_types(_TIMESTAMP_TYPE_TO_JAVA[ts_type])
-            if headers:
-                hs = m.headers()
-                if hs is None:
-                    h_null(True)
-                else:
-                    h_null(False)
-                    pairs.extend(hs)  # type: ignore[arg-type]
-                h_offsets(len(pairs))
+        """Append data messages with offset < ``end``; return the last offset seen (-1 if none).
+
+        Messages of one partition come in offset order, so only the last one is checked
+        against ``end`` unless the batch runs past it. Works column by column (comprehensions).
+        """
+        if not messages:
+            return -1
+        last: int = messages[-1].offset()  # type: ignore[assignment]
+        if last >= end:
+            cut = next(i for i, m in enumerate(messages) if m.offset() >= end)  # type: ignore[operator]
+            messages = messages[:cut]
+        self._keys += [m.key() for m in messages]
+        self._values += [m.value() for m in messages]
+        self._offsets += [m.offset() for m in messages]  # type: ignore[misc]
+        stamps = [m.timestamp() for m in messages]
+        self._ts += [ms * 1000 if kind else None for kind, ms in stamps]
+        self._ts_types += [_TIMESTAMP_TYPE_TO_JAVA[kind] for kind, _ in stamps]
+        if self._include_headers:
+            headers = [m.headers() for m in messages]
+            self._h_null += [h is None for h in headers]
+            pairs, ends = self._h_pairs, self._h_offsets.append
+            for h in headers:
+                if h:
+                    pairs.extend(h)  # type: ignore[arg-type]
+                ends(len(pairs))
         return last
 
     def build(self) -> pa.RecordBatch:

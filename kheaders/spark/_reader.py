@@ -16,6 +16,7 @@ from kheaders.spark._options import SourceOptions
 
 _log = logging.getLogger(__name__)
 _POLL_S = 0.5
+_CHECK_AFTER_S = 2.0
 
 
 def _consumer(options: SourceOptions) -> Consumer:
@@ -53,9 +54,11 @@ def _read(consumer: Consumer, options: SourceOptions, r: OffsetRange) -> Iterato
     builder = BatchBuilder(r.topic, r.partition, options.include_headers)
     next_offset, end, batch_size = r.start, r.end, options.batch_size
     idle_limit = options.poll_timeout_ms / 1000
-    last_progress = time.monotonic()
+    last_progress, checked = time.monotonic(), 0.0
     while next_offset < end:
-        messages = consumer.consume(num_messages=batch_size, timeout=_POLL_S)
+        # Ask for no more than the range still needs: consume() waits until it has that many.
+        wanted = min(batch_size, end - next_offset)
+        messages = consumer.consume(num_messages=wanted, timeout=_POLL_S)
         errors = [m for m in messages if m.error() is not None]
         if errors:
             messages = [m for m in messages if m.error() is None]
@@ -70,6 +73,13 @@ def _read(consumer: Consumer, options: SourceOptions, r: OffsetRange) -> Iterato
             resumed = _on_error(consumer, options, r, err, next_offset)
             if resumed is not None:
                 next_offset = resumed
+                last_progress = time.monotonic()
+        idle = time.monotonic() - last_progress
+        if not messages and not errors and idle > checked + _CHECK_AFTER_S:
+            checked = idle  # nothing comes: is the log still holding next_offset at all?
+            resumed = _check_log(consumer, options, r, next_offset)
+            if resumed is not None:
+                next_offset, checked = resumed, 0.0
                 last_progress = time.monotonic()
         if next_offset < end and time.monotonic() - last_progress > idle_limit:
             raise TimeoutError(
@@ -91,22 +101,40 @@ def _on_error(
         # Nothing exists at or after msg.offset(): offsets up to it that never came are gaps.
         return r.end if eof >= r.end else None
     if code in (KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE):
-        low, high = consumer.get_watermark_offsets(
-            TopicPartition(r.topic, r.partition), timeout=30, cached=False
-        )
-        lost_to = low if next_offset < low else r.end
-        message = (
-            f"offsets [{next_offset}, {min(lost_to, r.end)}) of {r.topic}-{r.partition} are no "
-            f"longer available (log now [{low}, {high}))"
-        )
-        if options.fail_on_data_loss:
-            raise DataLossError(message + "; set failOnDataLoss=false to skip them")
-        _log.warning("%s; skipping them (failOnDataLoss=false)", message)
-        if lost_to >= r.end:
-            return r.end
-        consumer.assign([TopicPartition(r.topic, r.partition, lost_to)])
-        return lost_to
+        return _check_log(consumer, options, r, next_offset, out_of_range=True)
     if err.fatal():
         raise KafkaException(err)
     _log.warning("reading %s-%s: %s (retrying)", r.topic, r.partition, err)
     return None
+
+
+def _check_log(
+    consumer: Consumer,
+    options: SourceOptions,
+    r: OffsetRange,
+    next_offset: int,
+    *,
+    out_of_range: bool = False,
+) -> int | None:
+    """None if the log still holds ``next_offset``; else fail or skip the lost offsets.
+
+    Raises DataLossError when failOnDataLoss is set and offsets of the range have left the log
+    (or the log was truncated below them).
+    """
+    tp = TopicPartition(r.topic, r.partition)
+    low, high = consumer.get_watermark_offsets(tp, timeout=30, cached=False)
+    high = max(high, consumer.get_watermark_offsets(tp, cached=True)[1])
+    if low <= next_offset < high and not out_of_range:
+        return None
+    lost_to = low if next_offset < low else r.end
+    message = (
+        f"offsets [{next_offset}, {min(lost_to, r.end)}) of {r.topic}-{r.partition} are no "
+        f"longer available (log now [{low}, {high}))"
+    )
+    if options.fail_on_data_loss:
+        raise DataLossError(message + "; set failOnDataLoss=false to skip them")
+    _log.warning("%s; skipping them (failOnDataLoss=false)", message)
+    if lost_to >= r.end:
+        return r.end
+    consumer.assign([TopicPartition(r.topic, r.partition, lost_to)])
+    return lost_to

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, overload
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -224,6 +224,10 @@ def kafka_connector_available(spark: SparkSession) -> bool:
     return True
 
 
+@overload
+def kafka_reader(spark: SparkSession, *, streaming: Literal[False] = False) -> DataFrameReader: ...
+@overload
+def kafka_reader(spark: SparkSession, *, streaming: Literal[True]) -> DataStreamReader: ...
 def kafka_reader(
     spark: SparkSession, *, streaming: bool = False
 ) -> DataFrameReader | DataStreamReader:
@@ -235,11 +239,23 @@ def kafka_reader(
     return reader.format(SOURCE_NAME)
 
 
+@overload
+def read_kafka(
+    spark: SparkSession, *, streaming: Literal[False] = False, **options: str
+) -> DataFrameReader: ...
+@overload
+def read_kafka(
+    spark: SparkSession, *, streaming: Literal[True], **options: str
+) -> DataStreamReader: ...
 def read_kafka(
     spark: SparkSession, *, streaming: bool = False, **options: str
 ) -> DataFrameReader | DataStreamReader:
-    """:func:`kafka_reader` with ``options`` set; call ``.load()`` on the result.
+    """:func:`kafka_reader` with ``options`` set (names as Spark's connector); then ``.load()``.
 
-    >>> df = read_kafka(spark, **{"kafka.bootstrap.servers": bs, "subscribe": "t"}).load()
+    Example (``bs`` a bootstrap servers string)::
+
+        df = read_kafka(spark, **{"kafka.bootstrap.servers": bs, "subscribe": "t"}).load()
     """
-    return kafka_reader(spark, streaming=streaming).options(**options)
+    if streaming:
+        return kafka_reader(spark, streaming=True).options(**options)
+    return kafka_reader(spark).options(**options)

@@ -150,7 +150,8 @@ def test_no_duplicate_trace_headers_after_many_hops_and_resends(
             rec = icpt.on_send(rec)  # a re-send of the same record
             relayed = ProducerRecord(rec.topic, rec.value, rec.key, rec.headers.copy().close())
             rec = icpt.on_send(relayed)  # a relay forwarding the received headers
-            icpt.on_acknowledgement(RecordMetadata("orders", 0, hop), None, rec.headers)
+            if mode == "span":
+                icpt.on_acknowledgement(RecordMetadata("orders", 0, hop), None, rec.headers)
         assert len(trace_values(rec.headers)) == 1
         assert len(rec.headers.values("tracestate")) <= 1
     assert icpt.pending_spans <= 5
@@ -585,3 +586,34 @@ def test_consumer_interceptor_process_span_uses_its_settings(
     assert done.parent is None
     assert len(done.links) == 1
     assert dict(done.attributes or {})["messaging.consumer.group.name"] == "g"
+
+
+def test_link_only_topics_apply_per_topic(provider: TracerProvider, spans: Finished) -> None:
+    icpt = TracingConsumerInterceptor(tracer_provider=provider)
+    icpt.configure({"kheaders.tracing.link.only.topics": "public-in, other"})
+    with icpt.process_span(message([("traceparent", REMOTE)], topic="public-in")):
+        pass
+    with icpt.process_span(message([("traceparent", REMOTE)], topic="internal")):
+        pass
+    untrusted, trusted = spans.one("process public-in"), spans.one("process internal")
+    assert untrusted.parent is None
+    assert len(untrusted.links) == 1
+    assert trusted.parent is not None
+    assert trusted.parent.span_id == int(SPAN, 16)
+
+
+def test_acknowledgement_hook_exists_in_span_mode_only() -> None:
+    """Propagate mode has no ack hook, so producers skip per-record delivery callbacks."""
+    assert getattr(TracingProducerInterceptor(), "on_acknowledgement", None) is None
+    assert callable(TracingProducerInterceptor("span").on_acknowledgement)
+    by_name = TracingProducerInterceptor()
+    by_name.configure({"kheaders.tracing.mode": "span"})
+    assert callable(by_name.on_acknowledgement)
+
+
+def test_span_mode_without_an_sdk_propagates_the_current_context(tracer: trace.Tracer) -> None:
+    icpt = TracingProducerInterceptor("span", tracer_provider=trace.NoOpTracerProvider())
+    with tracer.start_as_current_span("work") as span:
+        out = icpt.on_send(record([("traceparent", REMOTE.upper())]))
+    assert trace_values(out.headers) == [traceparent_of(span).encode()]
+    icpt.close()

@@ -42,10 +42,12 @@ def send(producer: Producer, icpt: TracingProducerInterceptor, rec: ProducerReco
     """What kheaders.Producer does with one record: on_send, produce, ack from the report."""
     rec = icpt.on_send(rec)
     headers = rec.headers.close()
+    ack = getattr(icpt, "on_acknowledgement", None)  # absent in propagate mode
 
     def report(err: KafkaError | None, msg: Message) -> None:
         meta = RecordMetadata(rec.topic, msg.partition() or 0, msg.offset() or 0)
-        icpt.on_acknowledgement(meta, err, headers)
+        if ack is not None:
+            ack(meta, err, headers)
 
     producer.produce(rec.topic, rec.value, rec.key, headers=headers.to_list(), on_delivery=report)
     assert producer.flush(15) == 0

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
 
 from pyspark.sql import SparkSession  # noqa: E402
-
 
 ROOT = Path(__file__).resolve().parents[2]
 

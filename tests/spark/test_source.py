@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from confluent_kafka import (
@@ -10,8 +13,9 @@ from confluent_kafka import (
     TIMESTAMP_LOG_APPEND_TIME,
     TIMESTAMP_NOT_AVAILABLE,
     Message,
+    Producer,
 )
-from kafka_helpers import produce
+from kafka_helpers import consume_all, produce
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -28,8 +32,10 @@ from kheaders.spark import (
 from kheaders.spark._arrow import BatchBuilder
 from kheaders.spark._offsets import OffsetRange, check_start, rate_limit, split
 from kheaders.spark._options import source_options
+from kheaders.spark._reader import read_range
 
 pytestmark = pytest.mark.spark
+ROOT = Path(__file__).resolve().parents[2]
 
 HEADER_CASES: list[list[tuple[str, bytes | None]] | None] = [
     [("trace", b"t1"), ("dup", b"first"), ("dup", b"second")],
@@ -45,6 +51,14 @@ def _reader(spark: SparkSession, bootstrap: str, **options: str):  # type: ignor
         .option("kafka.bootstrap.servers", bootstrap)
         .options(**options)
     )
+
+
+def test_importing_kheaders_does_not_import_pyspark() -> None:
+    code = "import sys, kheaders, kheaders.broker; print('pyspark' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "False"
 
 
 # --- pieces that need no broker -------------------------------------------------------------
@@ -99,7 +113,8 @@ def test_batch_builder_maps_timestamp_types_to_java_numbering_and_keeps_headers(
     assert rows[0]["headers"] == [{"key": "a", "value": b"1"}, {"key": "a", "value": None}]
     assert rows[1]["headers"] is None
     assert rows[2]["headers"] == []
-    assert {r["topic"] for r in rows} == {"t"} and {r["partition"] for r in rows} == {3}
+    assert {r["topic"] for r in rows} == {"t"}
+    assert {r["partition"] for r in rows} == {3}
     assert builder.build().num_rows == 0
 
 
@@ -112,7 +127,9 @@ def test_options_need_exactly_one_subscription_and_reject_source_controlled_sett
     for name in ("auto.offset.reset", "enable.auto.commit"):
         with pytest.raises(ConfigurationError, match=name):
             source_options({**base, "subscribe": "a", f"kafka.{name}": "x"}, streaming=False)
-    with pytest.raises(ConfigurationError, match="bootstrap.servers"):
+    with pytest.raises(ConfigurationError, match="startingTimestamp"):
+        source_options({**base, "subscribe": "a", "startingtimestamp": "1"}, streaming=False)
+    with pytest.raises(ConfigurationError, match=r"bootstrap\.servers"):
         source_options({"subscribe": "a"}, streaming=False)
     with pytest.raises(ConfigurationError, match="startingOffsets"):
         source_options({**base, "subscribe": "a", "startingOffsets": "{bad"}, streaming=False)
@@ -134,7 +151,8 @@ def test_rate_limit_splits_proportionally_and_never_exceeds_the_limit() -> None:
     capped = rate_limit(start, end, 100)
     taken = {tp: capped[tp] - start[tp] for tp in start}
     assert sum(taken.values()) == 100
-    assert taken[("t", 0)] == 90 and taken[("t", 1)] == 9
+    assert taken[("t", 0)] == 90
+    assert taken[("t", 1)] == 9
     assert rate_limit(start, end, 10_000) == end
     assert sum(rate_limit(start, end, 1)[tp] - start[tp] for tp in start) == 1
 
@@ -180,7 +198,8 @@ def test_batch_read_returns_headers_null_values_duplicates_and_null_for_none(
     offsets = sorted((r.partition, r.offset) for r in rows)
     assert offsets == [(p, o) for p in (0, 1) for o in range(6)]
     plain = _reader(spark, bootstrap, subscribe=topic).load()
-    assert "headers" not in plain.columns and plain.count() == 12
+    assert "headers" not in plain.columns
+    assert plain.count() == 12
 
 
 def test_starting_and_ending_offsets_json_bound_each_partition(
@@ -253,3 +272,58 @@ def test_empty_topic_reads_no_rows(
     topic = topic_factory(partitions=2)
     df = _reader(spark, bootstrap, subscribe=topic).load()
     assert df.count() == 0
+
+
+@pytest.mark.parametrize("fail", [True, False])
+def test_task_reading_offsets_missing_from_the_log_fails_or_skips_by_fail_on_data_loss(
+    bootstrap: str, topic_factory: Callable[..., str], fail: bool
+) -> None:
+    topic = topic_factory()
+    produce(bootstrap, topic, [(0, None, b"x", None)] * 3)
+    options = source_options(
+        {
+            "kafka.bootstrap.servers": bootstrap,
+            "subscribe": topic,
+            "failOnDataLoss": str(fail).lower(),
+            "kafkaConsumer.pollTimeoutMs": "20000",
+        },
+        streaming=False,
+    )
+    missing = OffsetRange(topic, 0, 100, 105)  # a range the log no longer (never) holds
+    if fail:
+        with pytest.raises(DataLossError, match=f"{topic}-0"):
+            list(read_range(options, missing))
+    else:
+        assert list(read_range(options, missing)) == []
+    batches = list(read_range(options, OffsetRange(topic, 0, 1, 3)))
+    assert [o for b in batches for o in b.column("offset").to_pylist()] == [1, 2]
+
+
+def test_transaction_markers_and_aborted_records_end_ranges_without_waiting(
+    spark: SparkSession, bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    topic = topic_factory()
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": topic})
+    producer.init_transactions(30)
+    for txn, commit in (("a", True), ("x", False), ("b", True)):
+        producer.begin_transaction()
+        for i in range(3):
+            producer.produce(topic, f"{txn}{i}".encode(), partition=0)
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+    del producer
+    # Each commit leaves a control record; the log has offsets no consumer ever sees.
+    visible = consume_all(bootstrap, topic, 1, expected=6)
+    assert [m.value() for m in visible] == [b"a0", b"a1", b"a2", b"b0", b"b1", b"b2"]
+    assert visible[-1].offset() > 5
+    df = _reader(
+        spark,
+        bootstrap,
+        subscribe=topic,
+        minPartitions="6",
+        **{"kafkaConsumer.pollTimeoutMs": "15000"},
+    ).load()
+    rows = df.select("offset", "value").collect()
+    assert sorted((r.offset, r.value) for r in rows) == [(m.offset(), m.value()) for m in visible]

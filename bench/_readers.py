@@ -1,0 +1,91 @@
+"""The timed read loops, light on imports (the memory child loads only what it reads with)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import confluent_kafka
+from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+BATCH = 1000
+"""Records asked for per ``consume()`` call."""
+
+
+def prime(consumer: Any, timeout: float = 30.0) -> None:
+    """Wait for the first record (connection, assignment, first fetch), untimed.
+
+    Raises RuntimeError when none arrives within ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for msg in consumer.consume(num_messages=1, timeout=0.5):
+            if msg.error() is None:
+                return
+    raise RuntimeError("no record arrived")
+
+
+def read_raw(consumer: Any, n: int) -> int:
+    """Raw loop: read every record's ``headers()``; return how many records had headers."""
+    consume = consumer.consume
+    got = seen = 0
+    while got < n:
+        for msg in consume(num_messages=min(BATCH, n - got), timeout=1.0):
+            if msg.error() is not None:
+                continue
+            got += 1
+            if msg.headers():
+                seen += 1
+    return seen
+
+
+def read_kheaders(consumer: Any, n: int) -> int:
+    """kheaders loop: every record's Headers and its trace parent; return how many had one."""
+    from kheaders import extract_trace_parent
+
+    consume = consumer.consume
+    got = seen = 0
+    while got < n:
+        for msg in consume(num_messages=min(BATCH, n - got), timeout=1.0):
+            if msg.error() is not None:
+                continue
+            got += 1
+            if extract_trace_parent(msg.headers()) is not None:
+                seen += 1
+    return seen
+
+
+def read_raw_otel(consumer: Any, n: int) -> int:
+    """For context: the raw loop plus OTel's own ``propagate.extract`` per record."""
+    from opentelemetry import propagate, trace
+    from opentelemetry.instrumentation.confluent_kafka.utils import KafkaContextGetter
+
+    extract = propagate.extract
+    getter = KafkaContextGetter()
+    get_span = trace.get_current_span
+    consume = consumer.consume
+    got = seen = 0
+    while got < n:
+        for msg in consume(num_messages=min(BATCH, n - got), timeout=1.0):
+            if msg.error() is not None:
+                continue
+            got += 1
+            if get_span(extract(msg.headers(), getter=getter)).get_span_context().is_valid:
+                seen += 1
+    return seen
+
+
+Reader = Callable[[Any, int], int]
+
+
+def open_consumer(kind: str, config: dict[str, object], topic: str) -> Any:
+    """A raw or kheaders consumer assigned to partition 0 of ``topic`` from the beginning."""
+    if kind == "kheaders":
+        from kheaders import Consumer
+
+        consumer: Any = Consumer(config)
+    else:
+        consumer = confluent_kafka.Consumer(config)
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    return consumer

@@ -1,0 +1,286 @@
+"""``python -m bench``: find or start a broker, run the groups in rounds, report medians.
+
+Each round runs every contender of a group once, in alternating order (forward, then
+reversed), after one untimed warm-up run each. Medians over the rounds are reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from bench._model import Env, Group
+from bench._report import (
+    ContenderResult,
+    GroupResult,
+    chart,
+    machine,
+    markdown,
+    table,
+    to_json,
+    write_json,
+)
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_OUT = HERE / "results"
+
+Factory = Callable[[Env], "Group | list[Group]"]
+
+
+def _factories() -> list[tuple[str, Factory]]:
+    from bench._codecs import codec_groups
+    from bench._consume import consume_group, memory_group
+    from bench._produce import produce_group, spans_group, traced_group
+
+    return [
+        ("produce", produce_group),
+        ("produce-traced", traced_group),
+        ("produce-spans", spans_group),
+        ("consume", consume_group),
+        ("memory", memory_group),
+        ("codec", codec_groups),
+    ]
+
+
+GROUP_NAMES = ("produce", "produce-traced", "produce-spans", "consume", "memory", "codec", "spark")
+
+
+def _selected(name: str, only: list[str] | None) -> bool:
+    if not only:
+        return True
+    return any(name == o or name.startswith(o + ":") or o.startswith(name + ":") for o in only)
+
+
+def _log(message: str) -> None:
+    print(message, flush=True)
+
+
+def run_group(group: Group, rounds: int) -> GroupResult:
+    """Warm up, then ``rounds`` rounds in alternating order; errors are kept, not raised."""
+    results = [ContenderResult(c.name, c.run is not None, c.note) for c in group.contenders]
+    runnable = [(c, r) for c, r in zip(group.contenders, results, strict=True) if c.run]
+    if group.warmup:
+        for c, r in runnable:
+            try:
+                c.run(group.warmup)  # type: ignore[misc]
+            except Exception as exc:
+                r.error = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc()
+    n_rounds = min(rounds, group.max_rounds or rounds)
+    for i in range(n_rounds):
+        order = runnable if i % 2 == 0 else runnable[::-1]
+        for c, r in order:
+            if r.error:
+                continue
+            try:
+                sample = c.run(group.count)  # type: ignore[misc]
+            except Exception as exc:
+                r.error = f"{type(exc).__name__}: {exc}"
+                traceback.print_exc()
+                continue
+            r.samples.append(sample)
+            shown = sample.rate / 1e6 if group.unit == "MB/s" else sample.rate
+            _log(
+                f"  [{group.name}] round {i + 1}/{n_rounds} {c.name:<26}"
+                f" {shown:>12,.1f} {group.unit}  {sample.seconds:6.2f}s"
+                f"  peak {sample.peak_rss_mb:7.1f} MiB"
+            )
+    return GroupResult(group, results)
+
+
+def _groups(env: Env, only: list[str] | None) -> Iterator[Group]:
+    for name, factory in _factories():
+        if not _selected(name, only):
+            continue
+        made = factory(env)
+        for group in made if isinstance(made, list) else [made]:
+            if _selected(group.name, only):
+                yield group
+
+
+def _profile_misses(result: GroupResult) -> dict[str, str]:
+    """cProfile reports for the contenders of ``result`` that missed a throughput target."""
+    from bench.profile import profile_contenders
+
+    missed = [
+        tr.target.contender
+        for tr in result.targets()
+        if tr.met is False and tr.target.metric == "rate"
+    ]
+    if not missed:
+        return {}
+    _log(f"== profiling {', '.join(missed)} ({result.group.name})")
+    return profile_contenders(result.group, sorted(set(missed)))
+
+
+def _spark(quick: bool, out: Path) -> dict[str, Any]:
+    """Run the Spark benchmarks of bench/spark_*.py (written by the Spark helpers) if present.
+
+    A module's ``run(quick) -> dict`` is used when it has one; otherwise its ``main(argv)``
+    with ``--json`` pointing into ``out`` (and small counts under ``--quick``), whose JSON is
+    read back.
+    """
+    out_dict: dict[str, Any] = {}
+    if importlib.util.find_spec("pyspark") is None:
+        return {"skipped": "pyspark is not importable"}
+    for module in ("spark_read", "spark_compact"):
+        if not (HERE / f"{module}.py").exists():
+            out_dict[module] = {"skipped": f"bench/{module}.py is not in this checkout"}
+            continue
+        _log(f"== spark: bench.{module} (quick={quick})")
+        try:
+            mod = importlib.import_module(f"bench.{module}")
+            if hasattr(mod, "run"):
+                out_dict[module] = mod.run(quick)
+            else:
+                path = out / f"{module}.json"
+                argv = ["--json", str(path)]
+                if quick:
+                    argv += ["--records", "20000", "--repeats", "1"]
+                code = mod.main(argv)
+                if code:
+                    raise RuntimeError(f"bench.{module}.main exited {code}")
+                out_dict[module] = json.loads(path.read_text(encoding="utf-8"))
+        except Exception as exc:
+            traceback.print_exc()
+            out_dict[module] = {"error": f"{type(exc).__name__}: {exc}"}
+    return out_dict
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line."""
+    parser = argparse.ArgumentParser(
+        prog="python -m bench",
+        description="kheaders vs raw confluent-kafka, OpenTelemetry's instrumentation and kio.",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="small counts (CI): seconds, not minutes"
+    )
+    parser.add_argument(
+        "--records",
+        type=int,
+        default=None,
+        help="records per contender per round (default 200,000; quick 20,000)",
+    )
+    parser.add_argument("--rounds", type=int, default=None, help="rounds (default 5; quick 3)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        default=None,
+        metavar="GROUP",
+        help=f"run only these groups (repeat or comma-separate): {', '.join(GROUP_NAMES)}; "
+        "codec:NAME for one codec",
+    )
+    parser.add_argument(
+        "--out", type=Path, default=DEFAULT_OUT, help="directory for results JSON and PNG"
+    )
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="afterwards, profile (cProfile) each kheaders contender that missed a target",
+    )
+    parser.add_argument(
+        "--no-spark", action="store_true", help="skip the Spark benchmarks (bench/spark_*.py)"
+    )
+    args = parser.parse_args(argv)
+    if args.only:
+        args.only = [o.strip() for item in args.only for o in item.split(",") if o.strip()]
+        unknown = [o for o in args.only if o.split(":")[0] not in GROUP_NAMES]
+        if unknown:
+            parser.error(
+                f"unknown group(s) {', '.join(unknown)}; choose from {', '.join(GROUP_NAMES)}"
+            )
+    if args.records is None:
+        args.records = 20_000 if args.quick else 200_000
+    if args.rounds is None:
+        args.rounds = 3 if args.quick else 5
+    if args.records < 1 or args.rounds < 1:
+        parser.error("--records and --rounds must be positive")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the suite; print the table; write results.json and results.png. Exit 1 on errors."""
+    args = parse_args(argv)
+    from kheaders.broker import find_or_start_broker
+
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    info = machine()
+    _log(
+        f"machine: {info['nproc']} CPUs ({info['cpu']}), Python {info['python']},"
+        f" confluent-kafka {info['confluent_kafka']} / librdkafka {info['librdkafka']}"
+    )
+    results: list[GroupResult] = []
+    spark: dict[str, Any] | None = None
+    profiles: dict[str, str] = {}
+    broker = find_or_start_broker()
+    _log(f"broker: {broker.kind} at {broker.bootstrap}")
+    env = Env(broker.bootstrap, records=args.records, quick=args.quick)
+    try:
+        for group in _groups(env, args.only):
+            _log(f"== {group.name}: {group.title} ({group.count:,} per run)")
+            try:
+                result = run_group(group, args.rounds)
+                results.append(result)
+                if args.profile:
+                    profiles |= _profile_misses(result)
+            finally:
+                if group.close is not None:
+                    group.close()
+    finally:
+        env.close()
+        broker.stop()
+    run_spark = not args.no_spark and (
+        _selected("spark", args.only) if args.only else not args.quick
+    )
+    if run_spark:
+        args.out.mkdir(parents=True, exist_ok=True)
+        spark = _spark(args.quick, args.out)
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    subtitle = (
+        f"{info['nproc']} CPUs {info['cpu']}, Python {info['python']}, confluent-kafka"
+        f" {info['confluent_kafka']}, broker {broker.kind}; {args.records:,} records x"
+        f" {args.rounds} rounds, medians"
+    )
+    report = table(results)
+    print()
+    print(report)
+    data = to_json(
+        results,
+        {
+            "started": started.isoformat(timespec="seconds"),
+            "duration_s": round(time.perf_counter() - t0, 1),
+            "settings": {
+                "quick": args.quick,
+                "records": args.records,
+                "rounds": args.rounds,
+                "only": args.only,
+            },
+            "machine": info,
+            "broker": broker.kind,
+            "spark": spark,
+            "profiles": profiles,
+        },
+    )
+    json_path = args.out / "results.json"
+    png_path = args.out / "results.png"
+    write_json(json_path, data)
+    (args.out / "results.md").write_text(markdown(data), encoding="utf-8")
+    chart(png_path, results, subtitle)
+    print(f"\nwrote {json_path} and {png_path} ({data['duration_s']} s)")
+    errors = [f"{gr.group.name}/{c.name}" for gr in results for c in gr.contenders if c.error]
+    if errors:
+        print(f"errors in: {', '.join(errors)}", file=sys.stderr)
+        return 1
+    return 0

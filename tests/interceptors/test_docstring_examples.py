@@ -1,0 +1,24 @@
+"""The examples in the interceptors' and shared helpers' docstrings run as written."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = [
+    "interceptors.client_id",
+    "interceptors.correlation",
+    "interceptors.logging",
+    "interceptors._tracing_consumer",
+    "interceptors._config",
+    "kheaders._traceparent",
+    "kheaders._redact",
+]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_docstring_examples_run(name: str) -> None:
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
