@@ -19,15 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import structlog
-
 from kheaders._headers import Headers
+from kheaders._log import get_logger
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message, TopicPartition
 
-_log = structlog.get_logger("kheaders.interceptors")
+_log = get_logger("kheaders.interceptors")
 
 
 @runtime_checkable

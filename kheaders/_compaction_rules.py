@@ -57,10 +57,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
-import structlog
-
 from kheaders._errors import ConfigurationError, DecodeError
 from kheaders._headers import Headers
+from kheaders._log import get_logger
 from kheaders._varint import read_varlong, write_varlong
 
 Strategy: TypeAlias = Literal["offset", "timestamp", "header"]
@@ -79,7 +78,7 @@ RecordHeaders: TypeAlias = "Headers | Iterable[tuple[str, bytes | None]] | None"
 RecordKey: TypeAlias = tuple[int | None, int, int, int]
 """What the order looks at: ``(version, timestamp, partition, offset)``."""
 
-_log = structlog.get_logger("kheaders.compaction")
+_log = get_logger("kheaders.compaction")
 
 
 class BlankHeaderKeyWarning(UserWarning):

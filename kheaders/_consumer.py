@@ -23,18 +23,18 @@ from types import TracebackType
 from typing import Any
 
 import confluent_kafka
-import structlog
 from confluent_kafka import KafkaError, Message, TopicPartition
 
 from kheaders._chain import CONSUMER_HOOKS, InterceptorChain
 from kheaders._config import _close_quietly, resolve
 from kheaders._errors import DeserializationError
 from kheaders._headers import Headers
+from kheaders._log import get_logger
 
 CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
 """librdkafka's ``on_commit`` config callback: ``(err, partitions)``."""
 
-_log = structlog.get_logger("kheaders.consumer")
+_log = get_logger("kheaders.consumer")
 
 _EMPTY = Headers._trusted([], read_only=True)
 

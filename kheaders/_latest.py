@@ -14,12 +14,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Protocol, TypeAlias, cast
 
-import structlog
-
 from kheaders._compaction_rules import CompactionRules, RecordHeaders
 from kheaders._headers import Headers
+from kheaders._log import get_logger
 
-_log = structlog.get_logger("kheaders.compaction")
+_log = get_logger("kheaders.compaction")
 
 Key: TypeAlias = bytes | str
 """A record key as confluent-kafka hands it over (``bytes``; ``str`` after a deserializer)."""

@@ -13,15 +13,15 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Protocol, cast
 
-import structlog
 from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
 from kheaders._compaction_rules import CompactionRules
 from kheaders._consumer import Consumer as KConsumer
 from kheaders._errors import BrokerUnavailableError, ConfigurationError, DeserializationError
 from kheaders._latest import CompactionStats, ConsumedMessage, Key, StateEntry, StateTable
+from kheaders._log import get_logger
 
-_log = structlog.get_logger("kheaders.compaction")
+_log = get_logger("kheaders.compaction")
 
 
 class StateConsumer(Protocol):

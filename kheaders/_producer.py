@@ -17,7 +17,6 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import confluent_kafka
-import structlog
 
 from kheaders._chain import PRODUCER_HOOKS, InterceptorChain
 from kheaders._config import _close_quietly, resolve
@@ -26,12 +25,13 @@ from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._headers import Headers, HeaderTypes
 from kheaders._lean import EMPTY, READ_ONLY_AT_SEND, lean_produce, writable
 from kheaders._limits import DEFAULT_LIMITS, HeaderLimits
+from kheaders._log import get_logger
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
     pass
 
-_log = structlog.get_logger("kheaders.producer")
+_log = get_logger("kheaders.producer")
 
 
 class Producer:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol
 
-import structlog
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
@@ -14,8 +13,9 @@ from kheaders._errors import BrokerUnavailableError, KHeadersError
 from kheaders._headers import Headers
 from kheaders._latest import ConsumedMessage, Key, StateEntry
 from kheaders._latest_state import LatestState, StateConsumer
+from kheaders._log import get_logger
 
-_log = structlog.get_logger("kheaders.compaction")
+_log = get_logger("kheaders.compaction")
 
 StateLike = Mapping[Key, StateEntry] | Mapping[Key, ConsumedMessage]
 """A :class:`LatestState`, a ``{key: StateEntry}`` or :func:`latest`'s ``{key: Message}``."""
