@@ -37,7 +37,7 @@ def fill(env: Env, topic: str, n: int) -> None:
 
 def _kheaders_consumer_available() -> bool:
     try:
-        from kheaders import Consumer  # type: ignore[attr-defined,unused-ignore]  # noqa: F401
+        from kheaders import Consumer  # noqa: F401
     except ImportError:
         return False
     return True
@@ -63,7 +63,7 @@ def consume_group(env: Env) -> Group:
                 raise RuntimeError(
                     f"{kind}: {n - 1 - seen} of {n - 1} records lacked what was read"
                 )
-            return Sample(seconds, n - 1, mem.growth_mb)
+            return Sample(seconds, n - 1, mem.growth_mb, mem.gc_extra(n - 1))
 
         return run
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import statistics
 import threading
@@ -85,6 +86,8 @@ class PeakRss:
 
     A thread reading ``/proc/self/statm`` costs nothing measurable and the same for every
     contender; ``ru_maxrss`` cannot be used in-process because it never goes down.
+    It also adds up the time the cyclic garbage collector ran inside the block and counts
+    its full (generation 2) collections: per-record allocations show up there.
     """
 
     _PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -95,6 +98,17 @@ class PeakRss:
         self._thread = threading.Thread(target=self._sample, daemon=True)
         self.start_bytes = 0
         self.peak_bytes = 0
+        self.gc_seconds = 0.0
+        self.gc_full = 0
+        self._gc_started = 0.0
+
+    def _on_gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_started = time.perf_counter()
+            return
+        self.gc_seconds += time.perf_counter() - self._gc_started
+        if info.get("generation") == 2:
+            self.gc_full += 1
 
     @classmethod
     def current(cls) -> int:
@@ -111,6 +125,7 @@ class PeakRss:
     def __enter__(self) -> PeakRss:
         self.start_bytes = self.peak_bytes = self.current()
         self._thread.start()
+        gc.callbacks.append(self._on_gc)
         return self
 
     def __exit__(
@@ -119,6 +134,7 @@ class PeakRss:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        gc.callbacks.remove(self._on_gc)
         self._stop.set()
         self._thread.join()
         self.peak_bytes = max(self.peak_bytes, self.current())
@@ -127,6 +143,10 @@ class PeakRss:
     def growth_mb(self) -> float:
         """Peak resident growth during the block, in MiB."""
         return (self.peak_bytes - self.start_bytes) / (1 << 20)
+
+    def gc_extra(self, count: int) -> dict[str, float]:
+        """GC figures for a sample of ``count`` items: µs per item, full collections."""
+        return {"gc_us": self.gc_seconds / count * 1e6 if count else 0.0, "gc_full": self.gc_full}
 
 
 class Env:
@@ -204,12 +224,3 @@ class Env:
             self._meta.close()
             self._meta = None
         self._admin = None  # an AdminClient has no close(); dropping it stops its threads
-
-
-def timed(fn: Callable[[], object]) -> tuple[float, float]:
-    """Run ``fn`` once; return ``(seconds, peak RSS growth in MiB)``."""
-    with PeakRss() as mem:
-        t0 = time.perf_counter()
-        fn()
-        seconds = time.perf_counter() - t0
-    return seconds, mem.growth_mb

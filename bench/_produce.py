@@ -143,7 +143,7 @@ def _run_producer(
         env.check_count(topic, n)
     finally:
         env.drop_topic(topic)
-    sample = Sample(seconds, n, mem.growth_mb)
+    sample = Sample(seconds, n, mem.growth_mb, mem.gc_extra(n))
     if after is not None:
         after(sample)
     return sample
@@ -151,10 +151,10 @@ def _run_producer(
 
 def _kheaders_producer() -> type[Any] | None:
     try:
-        from kheaders import Producer  # type: ignore[attr-defined,unused-ignore]
+        from kheaders import Producer
     except ImportError:
         return None
-    return Producer  # type: ignore[no-any-return]
+    return Producer
 
 
 def _unavailable(what: str) -> str:
@@ -216,13 +216,12 @@ def traced_group(env: Env) -> Group:
     make_kh: Callable[[], Any] | None = None
     note = ""
     try:
-        from interceptors.client_id import (  # type: ignore[import-not-found,unused-ignore]
+        from interceptors.client_id import (
             ClientIdInterceptor,
         )
-        from interceptors.tracing import (  # type: ignore[import-not-found,unused-ignore]
+        from interceptors.tracing import (
             TracingProducerInterceptor,
         )
-
         from kheaders import JsonSerializer
     except ImportError:
         note = _unavailable("interceptors.tracing / client_id")
@@ -304,7 +303,7 @@ def spans_group(env: Env) -> Group:
     make_kh: Callable[[], Any] | None = None
     note = ""
     try:
-        from interceptors.tracing import (  # type: ignore[import-not-found,unused-ignore]
+        from interceptors.tracing import (
             TracingProducerInterceptor,
         )
     except ImportError:

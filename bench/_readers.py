@@ -31,7 +31,7 @@ def read_raw(consumer: Any, n: int) -> int:
     consume = consumer.consume
     got = seen = 0
     while got < n:
-        for msg in consume(num_messages=BATCH, timeout=1.0):
+        for msg in consume(num_messages=min(BATCH, n - got), timeout=1.0):
             if msg.error() is not None:
                 continue
             got += 1
@@ -47,7 +47,7 @@ def read_kheaders(consumer: Any, n: int) -> int:
     consume = consumer.consume
     got = seen = 0
     while got < n:
-        for msg in consume(num_messages=BATCH, timeout=1.0):
+        for msg in consume(num_messages=min(BATCH, n - got), timeout=1.0):
             if msg.error() is not None:
                 continue
             got += 1
@@ -67,7 +67,7 @@ def read_raw_otel(consumer: Any, n: int) -> int:
     consume = consumer.consume
     got = seen = 0
     while got < n:
-        for msg in consume(num_messages=BATCH, timeout=1.0):
+        for msg in consume(num_messages=min(BATCH, n - got), timeout=1.0):
             if msg.error() is not None:
                 continue
             got += 1
@@ -82,7 +82,7 @@ Reader = Callable[[Any, int], int]
 def open_consumer(kind: str, config: dict[str, object], topic: str) -> Any:
     """A raw or kheaders consumer assigned to partition 0 of ``topic`` from the beginning."""
     if kind == "kheaders":
-        from kheaders import Consumer  # type: ignore[attr-defined,unused-ignore]
+        from kheaders import Consumer
 
         consumer: Any = Consumer(config)
     else:

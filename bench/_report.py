@@ -142,6 +142,8 @@ def table(results: list[GroupResult]) -> str:
             rate = c.rate / 1e6 if unit == "MB/s" else c.rate
             notes = "baseline" if c.name == gr.group.baseline else ""
             extra = c.extra()
+            if "gc_us" in extra:
+                notes = (notes + f" gc={extra['gc_us']:.2f}µs/item").strip()
             if "spans" in extra:
                 notes = (notes + f" spans={extra['spans']:,.0f}").strip()
             if "baseline_mb" in extra:
@@ -235,6 +237,47 @@ def to_json(results: list[GroupResult], extra: dict[str, Any]) -> dict[str, Any]
             }
         )
     return {**extra, "groups": groups}
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """A Markdown summary of results JSON (as written by :func:`to_json`): table and targets."""
+    m = data.get("machine", {})
+    settings = data.get("settings", {})
+    lines = [
+        f"Machine: {m.get('nproc')} CPUs ({m.get('cpu')}), Python {m.get('python')},"
+        f" confluent-kafka {m.get('confluent_kafka')} / librdkafka {m.get('librdkafka')},"
+        f" opentelemetry-sdk {m.get('opentelemetry_sdk')}, instrumentation"
+        f" {m.get('otel_instrumentation_confluent_kafka')}, kio {m.get('kio')};"
+        f" broker: {data.get('broker')}. {settings.get('records', 0):,} records per contender"
+        f" per round, {settings.get('rounds')} rounds, medians; run {data.get('started')}"
+        f" ({data.get('duration_s')} s).",
+        "",
+        "| group | contender | rate | ratio | peak MiB | GC µs/item |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for g in data["groups"]:
+        mb = g["unit"] == "MB/s"
+        for c in g["contenders"]:
+            if not c["samples"]:
+                lines.append(f"| {g['name']} | {c['name']} | {c['error'] or c['note']} | | | |")
+                continue
+            rate = c["median_rate"] / 1e6 if mb else c["median_rate"]
+            shown = f"{rate:,.1f} MB/s" if mb else f"{rate:,.0f} rec/s"
+            base = " (baseline)" if c["name"] == g["baseline"] else ""
+            gc_us = c["extra"].get("gc_us")
+            ratio = _fmt_ratio(c["ratio_to_baseline"])
+            gc_text = "" if gc_us is None else f"{gc_us:.2f}"
+            lines.append(
+                f"| {g['name']} | {c['name']}{base} | {shown} | {ratio}"
+                f" | {c['median_peak_rss_mb']:.1f} | {gc_text} |"
+            )
+    lines += ["", "| target | ratio | needed | |", "|---|---:|---:|---|"]
+    for g in data["groups"]:
+        for t in g["targets"]:
+            state = {True: "met", False: "**missed**", None: "not measured"}[t["met"]]
+            need = f"{t['op']} {t['threshold']}"
+            lines.append(f"| {t['label']} | {_fmt_ratio(t['ratio'])} | {need} | {state} |")
+    return "\n".join(lines) + "\n"
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import json
 import sys
 import time
 import traceback
@@ -18,7 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from bench._model import Env, Group
-from bench._report import ContenderResult, GroupResult, chart, machine, table, to_json, write_json
+from bench._report import (
+    ContenderResult,
+    GroupResult,
+    chart,
+    machine,
+    markdown,
+    table,
+    to_json,
+    write_json,
+)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results"
@@ -112,24 +122,38 @@ def _profile_misses(result: GroupResult) -> dict[str, str]:
     return profile_contenders(result.group, sorted(set(missed)))
 
 
-def _spark(quick: bool) -> dict[str, Any]:
-    """Run the Spark benchmarks of bench/spark_*.py (written by the Spark helpers) if present."""
-    out: dict[str, Any] = {}
+def _spark(quick: bool, out: Path) -> dict[str, Any]:
+    """Run the Spark benchmarks of bench/spark_*.py (written by the Spark helpers) if present.
+
+    A module's ``run(quick) -> dict`` is used when it has one; otherwise its ``main(argv)``
+    with ``--json`` pointing into ``out`` (and small counts under ``--quick``), whose JSON is
+    read back.
+    """
+    out_dict: dict[str, Any] = {}
     if importlib.util.find_spec("pyspark") is None:
         return {"skipped": "pyspark is not importable"}
     for module in ("spark_read", "spark_compact"):
         if not (HERE / f"{module}.py").exists():
-            out[module] = {"skipped": f"bench/{module}.py is not in this checkout"}
+            out_dict[module] = {"skipped": f"bench/{module}.py is not in this checkout"}
             continue
-        _log(f"== spark: bench.{module}.run(quick={quick})")
+        _log(f"== spark: bench.{module} (quick={quick})")
         try:
             mod = importlib.import_module(f"bench.{module}")
-            out[module] = mod.run(quick)
+            if hasattr(mod, "run"):
+                out_dict[module] = mod.run(quick)
+            else:
+                path = out / f"{module}.json"
+                argv = ["--json", str(path)]
+                if quick:
+                    argv += ["--records", "20000", "--repeats", "1"]
+                code = mod.main(argv)
+                if code:
+                    raise RuntimeError(f"bench.{module}.main exited {code}")
+                out_dict[module] = json.loads(path.read_text(encoding="utf-8"))
         except Exception as exc:
             traceback.print_exc()
-            out[module] = {"error": f"{type(exc).__name__}: {exc}"}
-        _log(f"   {out[module]}")
-    return out
+            out_dict[module] = {"error": f"{type(exc).__name__}: {exc}"}
+    return out_dict
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -220,7 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         _selected("spark", args.only) if args.only else not args.quick
     )
     if run_spark:
-        spark = _spark(args.quick)
+        args.out.mkdir(parents=True, exist_ok=True)
+        spark = _spark(args.quick, args.out)
 
     args.out.mkdir(parents=True, exist_ok=True)
     subtitle = (
@@ -251,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     json_path = args.out / "results.json"
     png_path = args.out / "results.png"
     write_json(json_path, data)
+    (args.out / "results.md").write_text(markdown(data), encoding="utf-8")
     chart(png_path, results, subtitle)
     print(f"\nwrote {json_path} and {png_path} ({data['duration_s']} s)")
     errors = [f"{gr.group.name}/{c.name}" for gr in results for c in gr.contenders if c.error]

@@ -2,10 +2,13 @@
 
 ``python -m bench.profile GROUP [--records N]`` profiles every kheaders contender of GROUP
 (e.g. ``produce``, ``consume``, ``codec:headers-decode``); ``python -m bench --profile`` does
-it for each contender that missed a target. Only the Python thread is seen: time spent in
-librdkafka's own threads and waiting on the broker shows up as the C calls that wait.
-cProfile adds a fixed cost per Python call, so pure-Python frames look somewhat heavier than
-they are: compare frames with each other, and take absolute speed from the benchmark.
+it for each contender that missed a target. The clock is the calling thread's CPU time
+(``time.thread_time``), so other processes on a busy machine do not distort the figures and
+time spent waiting (on the broker, in ``flush()``) is not counted; librdkafka's own threads
+are not seen. cProfile adds a fixed cost per Python call, so pure-Python frames look heavier
+than they are: compare frames with each other, take absolute speed from the benchmark. The
+garbage collector's time is charged to whichever call allocated when it ran (often
+``__new__``), so the report also gives the GC time measured directly.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import argparse
 import cProfile
 import io
 import pstats
+import time
 from pathlib import Path
 
 from bench._model import Contender, Env, Group
@@ -38,7 +42,7 @@ def profile_contender(group: Group, contender: Contender, count: int | None = No
     assert contender.run is not None
     n = count or group.count
     contender.run(max(n // 10, 1000))  # warm-up, unprofiled
-    prof = cProfile.Profile()
+    prof = cProfile.Profile(time.thread_time)
     sample = prof.runcall(contender.run, n)
     items = int(sample.extra.get("items", n))
     stats = pstats.Stats(prof)
@@ -46,13 +50,16 @@ def profile_contender(group: Group, contender: Contender, count: int | None = No
     for func, (_cc, ncalls, tottime, cumtime, _callers) in stats.stats.items():  # type: ignore[attr-defined]
         rows.append((tottime, cumtime, ncalls, _where(func)))
     rows.sort(reverse=True)
+    total_tt: float = stats.total_tt  # type: ignore[attr-defined]
     out = io.StringIO()
     out.write(
         f"{group.name} / {contender.name}: {items:,} items, {sample.seconds:.2f} s under cProfile"
         f" = {sample.seconds / items * 1e6:.2f} µs/item (total profiled"
-        f" {stats.total_tt / items * 1e6:.2f} µs/item)\n"  # type: ignore[attr-defined]
+        f" {total_tt / items * 1e6:.2f} CPU µs/item); garbage collector"
+        f" {sample.extra.get('gc_us', 0.0):.2f} µs/item, {sample.extra.get('gc_full', 0):.0f}"
+        " full collections\n"
     )
-    out.write(f"{'self µs/item':>12} {'cum µs/item':>12} {'calls/item':>10}  where\n")
+    out.write(f"{'self µs/item':>12} {'cum µs/item':>12} {'calls/item':>10}  where (CPU time)\n")
     for tottime, cumtime, ncalls, where in rows[:TOP]:
         out.write(
             f"{tottime / items * 1e6:12.3f} {cumtime / items * 1e6:12.3f}"

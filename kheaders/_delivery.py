@@ -35,6 +35,40 @@ def metadata_of(msg: Message) -> RecordMetadata:
     )
 
 
+class _Report:
+    """One record's delivery report: interceptors' acknowledgement, then the caller's callback.
+
+    A slotted object rather than a closure: a closure costs the garbage collector five
+    tracked objects per record in flight (function and cells), this costs one.
+    """
+
+    __slots__ = ("_ack", "_cb", "_headers", "_java_cb")
+
+    def __init__(
+        self,
+        headers: Headers,
+        ack: AckHook | None,
+        cb: DeliveryCallback | None,
+        java_cb: SendCallback | None,
+    ) -> None:
+        self._headers = headers
+        self._ack = ack
+        self._cb = cb
+        self._java_cb = java_cb
+
+    def __call__(self, err: KafkaError | None, msg: Message) -> None:
+        ack = self._ack
+        java_cb = self._java_cb
+        md = metadata_of(msg) if ack is not None or java_cb is not None else None
+        if ack is not None:
+            ack(md, err, self._headers)  # type: ignore[arg-type]
+        if java_cb is not None:
+            java_cb(md, err)  # type: ignore[arg-type]
+        elif self._cb is not None:
+            msg.set_headers(self._headers)  # type: ignore[arg-type]
+            self._cb(err, msg)
+
+
 def delivery_report(
     headers: Headers,
     ack: AckHook | None,
@@ -46,15 +80,4 @@ def delivery_report(
     ``cb`` gets ``(err, msg)`` with ``msg.headers()`` set to the record's ``headers``;
     ``java_cb`` gets ``(metadata, err)``.
     """
-
-    def report(err: KafkaError | None, msg: Message) -> None:
-        md = metadata_of(msg) if ack is not None or java_cb is not None else None
-        if ack is not None:
-            ack(md, err, headers)  # type: ignore[arg-type]
-        if java_cb is not None:
-            java_cb(md, err)  # type: ignore[arg-type]
-        elif cb is not None:
-            msg.set_headers(headers)  # type: ignore[arg-type]
-            cb(err, msg)
-
-    return report
+    return _Report(headers, ack, cb, java_cb)

@@ -31,6 +31,11 @@ HeaderTypes: TypeAlias = (
 """Every shape headers are accepted in at the edges of the API."""
 
 
+# tuple.__new__ builds a Header without the NamedTuple constructor's Python-level frame;
+# _checked runs once per header on every produce.
+_new_header = tuple.__new__
+
+
 def _checked(key: object, value: object) -> Header:
     """Validate one header and store its value as ``bytes`` (or ``None``).
 
@@ -46,7 +51,7 @@ def _checked(key: object, value: object) -> Header:
     if not key:
         raise ValueError("header key must not be empty")
     if value is None or type(value) is bytes:
-        return Header(key, value)
+        return _new_header(Header, (key, value))
     if isinstance(value, str):
         try:
             return Header(key, value.encode("utf-8"))
@@ -344,7 +349,11 @@ class Headers:
         return bool(self._items)
 
     def __contains__(self, key: object) -> bool:
-        return any(h[0] == key for h in self._items)
+        # a plain loop: no generator frame per call (interceptors test a few keys per record)
+        for h in self._items:  # noqa: SIM110
+            if h[0] == key:
+                return True
+        return False
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Headers):

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message
 
     from kheaders._delivery import DeliveryCallback
+    from kheaders._limits import HeaderLimits
 
 EMPTY = Headers._trusted([], read_only=True)
 
@@ -65,8 +66,14 @@ def writable(headers: HeaderTypes) -> Headers:
     return Headers(headers)
 
 
-def lean_produce(raw_produce: Callable[..., None]) -> Callable[..., None]:
-    """confluent-kafka's ``produce`` with header keys checked and callbacks given Headers."""
+def lean_produce(
+    raw_produce: Callable[..., None], limits: HeaderLimits | None = None
+) -> Callable[..., None]:
+    """confluent-kafka's ``produce`` with header keys checked and callbacks given Headers.
+
+    With ``limits``, records with headers are checked against them (HeaderLimitError).
+    """
+    check = limits.check if limits is not None else None
 
     def produce(  # noqa: PLR0917 - confluent-kafka's positional signature
         topic: str,
@@ -89,6 +96,8 @@ def lean_produce(raw_produce: Callable[..., None]) -> Callable[..., None]:
                         headers = None
                 else:
                     headers = writable(headers).close()._items or None
+                if headers and check is not None:
+                    check(headers)
             try:
                 return raw_produce(topic, value, key, partition, None, None, timestamp, headers)
             except TypeError as exc:  # e.g. a bytearray value: confluent takes bytes/str only
@@ -98,6 +107,8 @@ def lean_produce(raw_produce: Callable[..., None]) -> Callable[..., None]:
             return raw_produce(topic, value, key, partition, None, None, timestamp, headers)
         cb: DeliveryCallback = callback or on_delivery  # type: ignore[assignment]
         closed = writable(headers).close() if headers is not None else EMPTY
+        if closed._items and check is not None:
+            check(closed._items)
 
         def report(err: KafkaError | None, msg: Message) -> None:
             msg.set_headers(closed)  # type: ignore[arg-type]
