@@ -273,7 +273,9 @@ def read_topics(
 
     ``topics`` maps each topic to the number of records to wait for (``None``: read until
     ``idle_timeout`` seconds pass without a record). Returns when every count is reached, on
-    ``timeout``, on ``idle_timeout`` or when ``stop`` is set; records keep raw values.
+    ``timeout``, on ``idle_timeout`` or when ``stop`` is set; records keep raw values. A record
+    whose headers cannot be read (a non-UTF-8 key) is kept, with no headers: the audit then
+    reports its trace as broken.
     """
     consumer = Consumer(
         {
@@ -297,7 +299,11 @@ def read_topics(
                 idle_timeout is not None and time.monotonic() - last_seen > idle_timeout
             ):
                 break
-            for msg in consumer.consume(500, 0.2):
+            try:
+                batch = consumer.consume(500, 0.2)
+            except DeserializationError as err:  # unreadable headers: kept, with none
+                batch = [err.message]
+            for msg in batch:
                 if msg.error() is None:
                     seen[msg.topic() or ""] = seen.get(msg.topic() or "", 0) + 1
                     records.append(msg)
