@@ -112,6 +112,12 @@ class ServiceStats:
     failed: int = 0
     dead_lettered: int = 0
 
+    def __str__(self) -> str:
+        return (
+            f"read {self.consumed}, delivered {self.produced}, failed {self.failed},"
+            f" dead-lettered {self.dead_lettered}"
+        )
+
 
 def order_key(index: int) -> str:
     """The key of order event ``index``: two events (created, confirmed) per order.
