@@ -29,18 +29,6 @@ READ_ONLY_AT_SEND = (
 )
 
 
-def _bad_header(item: object) -> TypeError | ValueError:
-    if not isinstance(item, tuple) or len(item) != 2:
-        return TypeError(f"headers must be (key, value) tuples, got {item!r}")
-    key = item[0]
-    if isinstance(key, str):
-        return ValueError("header key must not be empty")
-    return TypeError(
-        f"header key must be str, got {type(key).__name__} {key!r}"
-        " (kheaders never converts keys with str(); decode bytes keys first)"
-    )
-
-
 def _normalised(headers: list[tuple[str, HeaderValue]], exc: TypeError) -> list[Header] | None:
     """Headers librdkafka refused, normalised as Headers would store them.
 
@@ -91,7 +79,10 @@ def lean_produce(
                     for h in headers:
                         k = h[0]
                         if type(k) is not str or not k:
-                            raise _bad_header(h)
+                            # the model's verdict: its error (the first bad pair, in order),
+                            # or its normal form (e.g. a str subclass key)
+                            headers = Headers(headers)._items
+                            break
                     if not headers:
                         headers = None
                 else:
