@@ -46,6 +46,12 @@ def proxied() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
         yield pair
 
 
+@pytest.fixture
+def proxied_process() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
+    with proxied_broker(seed=SEED, own_process=True) as pair:
+        yield pair
+
+
 # -- the proxy itself ---------------------------------------------------------------------------
 
 
@@ -355,9 +361,9 @@ class AckLedger:
 
 
 def test_no_acknowledged_record_is_lost_through_cuts_stalls_and_delays(
-    proxied: tuple[EmbeddedBroker, FaultProxy],
+    proxied_process: tuple[EmbeddedBroker, FaultProxy],
 ) -> None:
-    broker, proxy = proxied
+    broker, proxy = proxied_process
     topic = create_topic(broker.bootstrap, "faults", partitions=PARTITIONS)
     ledger = Ledger()
     acks = AckLedger(ledger)
@@ -428,9 +434,10 @@ def test_no_acknowledged_record_is_lost_through_cuts_stalls_and_delays(
     consumer.join(30)
     assert consumer.error is None, consumer.error
     summary = ledger.summary()
+    stats = proxy.stats
     print(
-        f"\nfaults: {proxy.stats.cuts} cuts ({proxy.stats.connections_cut} connections),"
-        f" {proxy.stats.stalls} stalls, {proxy.stats.delays} delays, {proxy.stats.refused}"
+        f"\nfaults: {stats.cuts} cuts ({stats.connections_cut} connections),"
+        f" {stats.stalls} stalls, {stats.delays} delays, {stats.refused}"
         f" refused; consumer: {consumer.restarts} restart, {consumer.commit_failures}"
         f" failed commits\n{summary}\nfailures: {dict(ledger.failure_kinds())}"
         f"\nproducer log events {dict(produce_log.events)}; consumer log events"
@@ -446,7 +453,7 @@ def test_no_acknowledged_record_is_lost_through_cuts_stalls_and_delays(
     assert set(acks.ack_errors) == set(ledger.failed)
     assert summary["reported_failed"] >= BLACKOUT_RECORDS // 2  # the blackout was felt
     assert summary["acknowledged"] >= RECORDS // 2  # most got through the faults
-    assert proxy.stats.cuts >= 3
+    assert stats.cuts >= 3
     assert not any(chain_errors.values())
     # the interceptors' headers crossed the faults too: trace context and client id
     assert produce_log.events["kafka.send"] == RECORDS + acks.queue_full
