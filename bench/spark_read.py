@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from confluent_kafka import Consumer, Producer, TopicPartition
 
@@ -30,7 +31,11 @@ def produce(bootstrap: str, topic: str, records: int, partitions: int, value_byt
     )
     value = os.urandom(value_bytes)
     for i in range(records):
-        headers = [("trace", b"%032x" % i), ("source", b"bench"), ("seq", str(i).encode())]
+        headers: list[tuple[str, str | bytes | None]] = [
+            ("trace", b"%032x" % i),
+            ("source", b"bench"),
+            ("seq", str(i).encode()),
+        ]
         while True:
             try:
                 producer.produce(
@@ -113,6 +118,41 @@ def spark_reads(bootstrap: str, topic: str, records: int) -> dict[str, Callable[
     }
 
 
+def measure(records: int, partitions: int, value_bytes: int, repeats: int) -> dict[str, Any]:
+    """Produce once, time every reader (best of ``repeats``); the results as a JSON-able dict."""
+    with running_broker() as broker:
+        topic = create_topic(
+            broker.bootstrap, f"bench-spark-{uuid.uuid4().hex[:8]}", partitions=partitions
+        )
+        produce(broker.bootstrap, topic, records, partitions, value_bytes)
+        runs: dict[str, Callable[[], float]] = {
+            "bare confluent consumer": lambda: bare_consumer(
+                broker.bootstrap, topic, records, partitions
+            )
+        }
+        runs |= spark_reads(broker.bootstrap, topic, records)
+        best = {name: min(run() for _ in range(repeats)) for name, run in runs.items()}
+        kind = broker.kind
+    base = records / best["bare confluent consumer"]
+    return {
+        "records": records,
+        "partitions": partitions,
+        "value_bytes": value_bytes,
+        "headers_per_record": 3,
+        "broker": kind,
+        "spark_master": "local[2]",
+        "readers": {
+            name: {"seconds": s, "records_per_s": records / s, "ratio": records / s / base}
+            for name, s in best.items()
+        },
+    }
+
+
+def run(quick: bool = False) -> dict[str, Any]:
+    """Entry point of ``python -m bench`` (its spark group): 200k records, or 20k when quick."""
+    return measure(20_000 if quick else 200_000, 2, 100, 2 if quick else 3)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark; print a table and write the JSON results."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -122,42 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "spark_read.json")
     args = parser.parse_args(argv)
-    with running_broker() as broker:
-        topic = create_topic(
-            broker.bootstrap, f"bench-spark-{uuid.uuid4().hex[:8]}", partitions=args.partitions
-        )
-        produce(broker.bootstrap, topic, args.records, args.partitions, args.value_bytes)
-        runs: dict[str, Callable[[], float]] = {
-            "bare confluent consumer": lambda: bare_consumer(
-                broker.bootstrap, topic, args.records, args.partitions
-            )
-        }
-        runs |= spark_reads(broker.bootstrap, topic, args.records)
-        best = {name: min(run() for _ in range(args.repeats)) for name, run in runs.items()}
-        kind = broker.kind
-    base = args.records / best["bare confluent consumer"]
-    results = {
-        "records": args.records,
-        "partitions": args.partitions,
-        "value_bytes": args.value_bytes,
-        "headers_per_record": 3,
-        "broker": kind,
-        "spark_master": "local[2]",
-        "readers": {
-            name: {
-                "seconds": s,
-                "records_per_s": args.records / s,
-                "ratio": args.records / s / base,
-            }
-            for name, s in best.items()
-        },
-    }
+    results = measure(args.records, args.partitions, args.value_bytes, args.repeats)
     print(
         f"{args.records} records, {args.partitions} partitions, 3 headers, "
-        f"{args.value_bytes}-byte values, broker: {kind}"
+        f"{args.value_bytes}-byte values, broker: {results['broker']}"
     )
     print(f"{'reader':32} {'seconds':>8} {'records/s':>11} {'ratio':>6}")
-    for name, row in results["readers"].items():  # type: ignore[attr-defined]
+    for name, row in results["readers"].items():
         print(f"{name:32} {row['seconds']:8.2f} {row['records_per_s']:11,.0f} {row['ratio']:6.2f}")
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(results, indent=2) + "\n")

@@ -38,10 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         provider.shutdown()
     print(
         f"shipping: {stats.consumed} orders read, {stats.produced} shipments delivered,"
-        f" {stats.failed} failed",
+        f" {stats.failed} failed, {stats.dead_lettered} dead-lettered",
         flush=True,
     )
-    return 0 if stats.failed == 0 and stats.produced == stats.consumed else 1
+    shipped_all = stats.produced + stats.dead_lettered == stats.consumed
+    return 0 if stats.failed == 0 and shipped_all else 1
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from kheaders._errors import (
     SerializationError,
 )
 from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._limits import HeaderLimits
 from kheaders._producer import Producer, wrap_producer
 from kheaders._records import ProducerRecord, RecordMetadata
 from kheaders._redact import Redactor, is_sensitive, render_headers
@@ -96,6 +97,7 @@ __all__ = [
     "FromConfluentSerializer",
     "Header",
     "HeaderLimitError",
+    "HeaderLimits",
     "HeaderTypes",
     "HeaderValue",
     "Headers",

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Message, TopicPartition
 
+from kheaders._errors import DeserializationError
 from kheaders._headers import Headers
 from kheaders._redact import Redactor, render_headers, render_value
 
@@ -147,7 +148,11 @@ def tail(
         while limit is None or printed < limit:
             if timeout is not None and time.monotonic() - last > timeout:
                 break
-            msg = consumer.poll(0.2)
+            try:
+                msg = consumer.poll(0.2)
+            except DeserializationError as exc:  # e.g. a header key that is not UTF-8
+                print(f"kheaders tail: {exc}", file=sys.stderr)
+                msg = exc.message  # printed all the same: key and value are intact
             if msg is None:
                 continue
             if msg.error() is not None:

@@ -16,6 +16,7 @@ A deserializer failure never loses a record nor stops the consumer:
 
 from __future__ import annotations
 
+import operator
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
@@ -50,6 +51,35 @@ def _commit_callback(chain: InterceptorChain, user: CommitCallback | None) -> Co
             user(err, partitions)
 
     return on_commit
+
+
+_headers_of = operator.methodcaller("headers")
+"""``msg.headers()`` through a C-level call that checks the result.
+
+confluent-kafka 2.16 returns from ``Message.headers()`` with a UnicodeDecodeError still set
+when a header key is not UTF-8. A plain ``msg.headers()`` call, once CPython 3.11 has
+specialized it, does not check for that, so a SystemError pops up at some later, unrelated
+call (or the interpreter crashes). ``methodcaller`` makes the call go through
+``PyObject_Vectorcall``, which turns it into a SystemError here, where it is handled.
+"""
+
+
+def _unreadable_headers(msg: Message, exc: BaseException) -> DeserializationError:
+    """The error for a record whose headers confluent-kafka cannot read (a non-UTF-8 key).
+
+    confluent-kafka 2.16 fails ``Message.headers()`` (SystemError) when a header key is not
+    UTF-8, and offers no raw form: such a record keeps its key and value, its headers are
+    set to empty, and it comes to the application as a DeserializationError (``field``
+    ``"headers"``) that can go to a dead-letter topic like any other.
+    """
+    msg.set_headers(_EMPTY)  # type: ignore[arg-type]
+    return DeserializationError(
+        f"headers of the record at topic {msg.topic()!r} partition {msg.partition()} offset"
+        f" {msg.offset()} are unreadable: a header key is not UTF-8 (confluent-kafka cannot"
+        f" decode it: {type(exc).__name__}); its key and value are intact",
+        message=msg,
+        field="headers",
+    )
 
 
 def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
@@ -150,13 +180,12 @@ class Consumer:
 
         Raises DeserializationError carrying the untouched record.
         """
-        raw_headers = msg.headers()
+        try:
+            raw_headers = _headers_of(msg)
+        except (SystemError, UnicodeDecodeError) as exc:
+            raise _unreadable_headers(msg, exc) from exc
         # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
-        headers = (
-            Headers._trusted(raw_headers, read_only=True)  # type: ignore[arg-type]
-            if raw_headers
-            else _EMPTY
-        )
+        headers = Headers._trusted(raw_headers, read_only=True) if raw_headers else _EMPTY
         msg.set_headers(headers)  # type: ignore[arg-type]
         kd = self._key_de
         vd = self._value_de
@@ -221,19 +250,25 @@ class Consumer:
             # call per record would double the cost of wrapping
             new = object.__new__
             events = False
+            bad: list[Message] = []
             for msg in msgs:
                 if msg.error() is None:
-                    h = msg.headers()
+                    try:
+                        h = _headers_of(msg)
+                    except (SystemError, UnicodeDecodeError) as exc:
+                        self._pending.append(_unreadable_headers(msg, exc))
+                        bad.append(msg)
+                        continue
                     if h:
                         wrapped = new(Headers)
-                        wrapped._items = h  # type: ignore[assignment]
+                        wrapped._items = h
                         wrapped._read_only = True
                         msg.set_headers(wrapped)  # type: ignore[arg-type]
                     else:
                         msg.set_headers(_EMPTY)  # type: ignore[arg-type]
                 else:
                     events = True
-            out = msgs
+            out = [m for m in msgs if m not in bad] if bad else msgs
         else:
             out, events = self._prepare_batch(msgs)
         if self._chain.on_consume and out:

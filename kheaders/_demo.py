@@ -81,8 +81,12 @@ def run_services(
     options: DemoOptions,
     provider: trace.TracerProvider,
     out: TextIO,
-) -> AuditReport:
-    """Run the order and shipping services on threads, then audit both topics."""
+) -> tuple[AuditReport, list[str]]:
+    """Run the order and shipping services on threads, then audit both topics.
+
+    Returns the audit and the services' own problems (an exception, a thread that did not
+    finish, failed deliveries).
+    """
     for topic in (topics.orders, topics.shipments):
         create_topic(bootstrap, topic, partitions=options.partitions)
     dropped: list[int] = []
@@ -123,17 +127,21 @@ def run_services(
     # Orders start once shipping owns its partitions, so hop latency is not the group join.
     assigned.wait(min(options.timeout, 30.0))
     orders.start()
+    problems: list[str] = []
     for service in (orders, shipping):
         service.join(options.timeout + 30)
         status = service.error or service.result or "did not finish"
         print(f"{service.name} service: {status}", file=out)
+        if service.result is None or service.result.failed:
+            problems.append(f"{service.name} service: {status!r}")
     rows = read_topics(
         bootstrap,
         {topics.orders: options.orders, topics.shipments: options.orders},
         timeout=options.timeout,
         idle_timeout=3.0,
     )
-    return audit((audit_record(m) for m in rows), topics.orders, topics.shipments, options.orders)
+    report = audit((audit_record(m) for m in rows), topics.orders, topics.shipments, options.orders)
+    return report, problems
 
 
 def run_spark(bootstrap: str, topics: DemoTopics, report: AuditReport, out: TextIO) -> list[str]:
@@ -151,6 +159,8 @@ def run_spark(bootstrap: str, topics: DemoTopics, report: AuditReport, out: Text
     spark = (
         SparkSession.builder.master("local[2]")
         .appName("kheaders-demo")
+        .config("spark.driver.bindAddress", "127.0.0.1")  # loopback only, like the broker
+        .config("spark.driver.host", "127.0.0.1")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
@@ -238,9 +248,11 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         print(
             f"services: {options.orders} orders -> {topics.orders} -> {topics.shipments}", file=out
         )
-        report = run_services(bootstrap, topics, options, provider, out)
+        report, problems = run_services(bootstrap, topics, options, provider, out)
         print(format_audit(report, options.show), file=out)
-        problems = list(report.problems)
+        for problem in problems:
+            print(f"PROBLEM: {problem}", file=out)
+        problems.extend(report.problems)
         if options.spark:
             try:
                 import pyspark  # noqa: F401 (only probing)

@@ -13,8 +13,7 @@ from itertools import pairwise
 
 from confluent_kafka import Message
 
-from kheaders._headers import Headers
-from kheaders._traceparent import extract_trace_parent
+from kheaders import Headers, extract_trace_parent
 
 CLIENT_ID_HEADER = "client.id"
 CORRELATION_HEADER = "correlation.id"
@@ -122,6 +121,14 @@ def audit(
     Problems reported: a record without a valid trace context, a source record with no sink
     record, a sink record with no source record (a broken trace), duplicates, a correlation
     id that changed, and counts in/out that differ from each other or from ``expected``.
+
+    >>> order = AuditRecord("orders", 0, 0, 1000, "k", "ab" * 16, "orders-service", "c1")
+    >>> ship = AuditRecord("shipments", 0, 0, 1007, "k", "ab" * 16, "shipping-service", "c1")
+    >>> report = audit([order, ship], "orders", "shipments", expected=1)
+    >>> report.ok, report.traces[0].latencies_ms, report.traces[0].client_ids
+    (True, (7,), ('orders-service', 'shipping-service'))
+    >>> audit([order], "orders", "shipments").problems[-1]
+    'records in (orders) 1 != records out (shipments) 0'
     """
     rows = list(records)
     problems: list[str] = []

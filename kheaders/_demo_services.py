@@ -21,10 +21,15 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import OFFSET_BEGINNING, KafkaError, Message, TopicPartition
 from opentelemetry import trace
 
-from kheaders._consumer import Consumer
-from kheaders._errors import ConfigurationError
-from kheaders._producer import Producer
-from kheaders._serde_json import JsonDeserializer, JsonSerializer
+from kheaders import (
+    ConfigurationError,
+    Consumer,
+    DeadLetterPublisher,
+    DeserializationError,
+    JsonDeserializer,
+    JsonSerializer,
+    Producer,
+)
 from kheaders.broker import BOOTSTRAP_ENV, fast_consumer_config
 
 if TYPE_CHECKING:
@@ -99,15 +104,27 @@ def _tracer(provider: trace.TracerProvider | None, name: str) -> trace.Tracer:
 
 @dataclass(frozen=True, slots=True)
 class ServiceStats:
-    """What a service did: records read, records written (delivered), delivery failures."""
+    """What a service did: records read, records written (delivered), delivery failures, and
+    records it could not decode (republished to ``<topic>.dlt``)."""
 
     consumed: int = 0
     produced: int = 0
     failed: int = 0
+    dead_lettered: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"read {self.consumed}, delivered {self.produced}, failed {self.failed},"
+            f" dead-lettered {self.dead_lettered}"
+        )
 
 
 def order_key(index: int) -> str:
-    """The key of order event ``index``: two events (created, confirmed) per order."""
+    """The key of order event ``index``: two events (created, confirmed) per order.
+
+    >>> order_key(0), order_key(1), order_key(2)
+    ('order-00000', 'order-00000', 'order-00001')
+    """
     return f"order-{index // 2:05d}"
 
 
@@ -178,7 +195,8 @@ def run_shipping(
     ``correlation.id`` is inherited. Stops after ``expected`` records, after ``timeout``
     seconds, after ``idle_timeout`` seconds without a record, or when ``stop`` is set.
     ``skip(msg)`` drops a record without shipping it (fault injection for the demo's tests);
-    ``ready`` is set once the group has assigned partitions to this service.
+    ``ready`` is set once the group has assigned partitions to this service. An order that
+    is not JSON is republished as it came to ``<orders topic>.dlt`` and counted, never lost.
     """
     from interceptors.correlation import correlation_scope
     from interceptors.tracing import process_span
@@ -203,7 +221,8 @@ def run_shipping(
         },
         value_serializer=JsonSerializer(),
     )
-    consumed = 0
+    dead_letters = DeadLetterPublisher(producer, topic_suffix=".dlt", group_id=group_id)
+    consumed = dead = 0
     delivered = [0, 0]
 
     def on_delivery(err: KafkaError | None, _msg: Message) -> None:
@@ -223,7 +242,13 @@ def run_shipping(
                 break
             if idle_timeout is not None and time.monotonic() - last_seen > idle_timeout:
                 break
-            msg = consumer.poll(0.2)
+            try:
+                msg = consumer.poll(0.2)
+            except DeserializationError as err:
+                consumed += 1
+                dead += 1
+                dead_letters.publish(err)
+                continue
             producer.poll(0)
             if msg is None or msg.error() is not None:
                 continue
@@ -239,7 +264,7 @@ def run_shipping(
     finally:
         unsent = producer.close(max(1.0, deadline - time.monotonic()))
         consumer.close()
-    return ServiceStats(consumed=consumed, produced=delivered[0], failed=delivered[1] + unsent)
+    return ServiceStats(consumed, delivered[0], delivered[1] + unsent, dead)
 
 
 def read_topics(
@@ -254,7 +279,9 @@ def read_topics(
 
     ``topics`` maps each topic to the number of records to wait for (``None``: read until
     ``idle_timeout`` seconds pass without a record). Returns when every count is reached, on
-    ``timeout``, on ``idle_timeout`` or when ``stop`` is set; records keep raw values.
+    ``timeout``, on ``idle_timeout`` or when ``stop`` is set; records keep raw values. A record
+    whose headers cannot be read (a non-UTF-8 key) is kept, with no headers: the audit then
+    reports its trace as broken.
     """
     consumer = Consumer(
         {
@@ -278,7 +305,11 @@ def read_topics(
                 idle_timeout is not None and time.monotonic() - last_seen > idle_timeout
             ):
                 break
-            for msg in consumer.consume(500, 0.2):
+            try:
+                batch = consumer.consume(500, 0.2)
+            except DeserializationError as err:  # unreadable headers: kept, with none
+                batch = [err.message]
+            for msg in batch:
                 if msg.error() is None:
                     seen[msg.topic() or ""] = seen.get(msg.topic() or "", 0) + 1
                     records.append(msg)

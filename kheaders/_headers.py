@@ -54,15 +54,22 @@ def _checked(key: object, value: object) -> Header:
         return _new_header(Header, (key, value))
     if isinstance(value, str):
         try:
-            return Header(key, value.encode("utf-8"))
+            return _new_header(Header, (key, value.encode("utf-8")))
         except UnicodeEncodeError as exc:
             raise ValueError(f"header {key!r}: text value is not UTF-8: {exc.reason}") from exc
     if isinstance(value, bytes | bytearray | memoryview):
-        return Header(key, bytes(value))
+        return _new_header(Header, (key, bytes(value)))
     raise TypeError(
         f"header {key!r}: value must be bytes, bytearray, memoryview, str or None,"
         f" got {type(value).__name__}"
     )
+
+
+def _checked_pair(pair: object) -> Header:
+    """:func:`_checked` for one ``(key, value)`` pair; TypeError when it is not a pair."""
+    if not isinstance(pair, tuple | list) or len(pair) != 2:
+        raise TypeError(f"headers must be (key, value) pairs, got {pair!r}")
+    return _checked(pair[0], pair[1])
 
 
 def _pairs(items: object) -> Iterable[tuple[object, object] | list[object]]:
@@ -117,12 +124,19 @@ class Headers:
             self._items = []
         elif type(items) is Headers:
             self._items = list(items)
-        else:
+        elif type(items) is list or type(items) is dict:  # the usual forms: no ABC checks
             self._items = checked = []
-            for pair in _pairs(items):
-                if not isinstance(pair, tuple | list) or len(pair) != 2:
-                    raise TypeError(f"headers must be (key, value) pairs, got {pair!r}")
-                checked.append(_checked(pair[0], pair[1]))
+            pairs = items.items() if isinstance(items, dict) else items
+            for pair in pairs:
+                # the common case, (str, bytes | None) tuples, checked inline
+                if type(pair) is tuple and len(pair) == 2:
+                    key, value = pair
+                    if type(key) is str and key and (value is None or type(value) is bytes):
+                        checked.append(_new_header(Header, pair))
+                        continue
+                checked.append(_checked_pair(pair))
+        else:
+            self._items = [_checked_pair(pair) for pair in _pairs(items)]
 
     @classmethod
     def from_confluent(

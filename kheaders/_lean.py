@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message
 
     from kheaders._delivery import DeliveryCallback
+    from kheaders._limits import HeaderLimits
 
 EMPTY = Headers._trusted([], read_only=True)
 
@@ -26,18 +27,6 @@ READ_ONLY_AT_SEND = (
     "these headers are read-only: they were already sent (or received) with another record."
     " Headers belong to one record; pass a writable copy: Headers(old) or old.copy()"
 )
-
-
-def _bad_header(item: object) -> TypeError | ValueError:
-    if not isinstance(item, tuple) or len(item) != 2:
-        return TypeError(f"headers must be (key, value) tuples, got {item!r}")
-    key = item[0]
-    if isinstance(key, str):
-        return ValueError("header key must not be empty")
-    return TypeError(
-        f"header key must be str, got {type(key).__name__} {key!r}"
-        " (kheaders never converts keys with str(); decode bytes keys first)"
-    )
 
 
 def _normalised(headers: list[tuple[str, HeaderValue]], exc: TypeError) -> list[Header] | None:
@@ -65,8 +54,14 @@ def writable(headers: HeaderTypes) -> Headers:
     return Headers(headers)
 
 
-def lean_produce(raw_produce: Callable[..., None]) -> Callable[..., None]:
-    """confluent-kafka's ``produce`` with header keys checked and callbacks given Headers."""
+def lean_produce(
+    raw_produce: Callable[..., None], limits: HeaderLimits | None = None
+) -> Callable[..., None]:
+    """confluent-kafka's ``produce`` with header keys checked and callbacks given Headers.
+
+    With ``limits``, records with headers are checked against them (HeaderLimitError).
+    """
+    check = limits.check if limits is not None else None
 
     def produce(  # noqa: PLR0917 - confluent-kafka's positional signature
         topic: str,
@@ -84,11 +79,16 @@ def lean_produce(raw_produce: Callable[..., None]) -> Callable[..., None]:
                     for h in headers:
                         k = h[0]
                         if type(k) is not str or not k:
-                            raise _bad_header(h)
+                            # the model's verdict: its error (the first bad pair, in order),
+                            # or its normal form (e.g. a str subclass key)
+                            headers = Headers(headers)._items
+                            break
                     if not headers:
                         headers = None
                 else:
                     headers = writable(headers).close()._items or None
+                if headers and check is not None:
+                    check(headers)
             try:
                 return raw_produce(topic, value, key, partition, None, None, timestamp, headers)
             except TypeError as exc:  # e.g. a bytearray value: confluent takes bytes/str only
@@ -98,6 +98,8 @@ def lean_produce(raw_produce: Callable[..., None]) -> Callable[..., None]:
             return raw_produce(topic, value, key, partition, None, None, timestamp, headers)
         cb: DeliveryCallback = callback or on_delivery  # type: ignore[assignment]
         closed = writable(headers).close() if headers is not None else EMPTY
+        if closed._items and check is not None:
+            check(closed._items)
 
         def report(err: KafkaError | None, msg: Message) -> None:
             msg.set_headers(closed)  # type: ignore[arg-type]

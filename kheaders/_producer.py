@@ -24,6 +24,7 @@ from kheaders._delivery import DeliveryCallback, SendCallback, delivery_report
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._headers import Headers, HeaderTypes
 from kheaders._lean import EMPTY, READ_ONLY_AT_SEND, lean_produce, writable
+from kheaders._limits import DEFAULT_LIMITS, HeaderLimits
 from kheaders._log import get_logger
 from kheaders._records import ProducerRecord, RecordMetadata
 
@@ -38,6 +39,9 @@ class Producer:
 
     ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
     ``key.serializer``, ``value.serializer``), which are removed before librdkafka sees it.
+    Every record's headers are checked against ``limits`` (a :class:`HeaderLimits`; default
+    from the ``kheaders.header.limits.*`` settings, else the defaults; ``False`` turns the
+    check off) before librdkafka sees the record (HeaderLimitError).
     A config-level ``on_delivery`` callback becomes the default per-record callback (and so
     also sees ``msg.headers()`` as the record's Headers).
 
@@ -52,6 +56,7 @@ class Producer:
         "_closed",
         "_default_cb",
         "_key_ser",
+        "_limits",
         "_owned",
         "_producer",
         "_raw_produce",
@@ -66,7 +71,9 @@ class Producer:
         key_serializer: object = None,
         value_serializer: object = None,
         strict: bool = False,
+        limits: HeaderLimits | bool | None = None,
     ) -> None:
+        header_limits = _limits(limits, config)
         setup = resolve(
             config,
             interceptors=interceptors,
@@ -81,7 +88,15 @@ class Producer:
         except BaseException:
             chain.close()
             raise
-        self._setup(raw, chain, setup.key, setup.value, default_cb, owned=True)  # type: ignore[arg-type]
+        self._setup(
+            raw,
+            chain,
+            setup.key,
+            setup.value,
+            default_cb,  # type: ignore[arg-type]
+            owned=True,
+            limits=header_limits,
+        )
 
     @classmethod
     def _wrap(
@@ -90,13 +105,15 @@ class Producer:
         chain: InterceptorChain,
         key_ser: Callable[..., object] | None,
         value_ser: Callable[..., object] | None,
+        limits: HeaderLimits | None = DEFAULT_LIMITS,
     ) -> Producer:
         self = cls.__new__(cls)
-        self._setup(raw, chain, key_ser, value_ser, None, owned=False)
+        self._setup(raw, chain, key_ser, value_ser, None, owned=False, limits=limits)
         return self
 
     _producer: confluent_kafka.Producer
     _raw_produce: Callable[..., None]
+    _limits: HeaderLimits | None
 
     def _setup(
         self,
@@ -107,8 +124,10 @@ class Producer:
         default_cb: DeliveryCallback | None,
         *,
         owned: bool,
+        limits: HeaderLimits | None = DEFAULT_LIMITS,
     ) -> None:
         self._producer = raw
+        self._limits = limits
         self._raw_produce = raw.produce
         self._chain = chain
         self._key_ser = key_ser
@@ -119,7 +138,7 @@ class Producer:
         self.__dict__.pop("produce", None)
         lean = not (chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb)
         if lean and type(self).produce is Producer.produce:  # not overridden by a subclass
-            lean_fn = lean_produce(raw.produce)
+            lean_fn = lean_produce(raw.produce, limits)
             lean_fn.__doc__ = Producer.produce.__doc__
             self.produce = lean_fn  # type: ignore[method-assign]
 
@@ -190,6 +209,8 @@ class Producer:
                 key = self._serialize(self._key_ser, "key", topic, headers, key)
             if self._value_ser is not None:
                 value = self._serialize(self._value_ser, "value", topic, headers, value)
+            if headers._items and self._limits is not None:
+                self._limits.check(headers._items)
             headers.close()
             report = None
             if cb is not None or java_cb is not None or chain.on_acknowledgement:
@@ -299,6 +320,17 @@ class Producer:
         return f"<kheaders.Producer wrapping {self._producer!r}, {n} interceptors>"
 
 
+def _limits(
+    limits: HeaderLimits | bool | None, config: Mapping[str, object]
+) -> HeaderLimits | None:
+    """The producer's header limits: given, from ``kheaders.header.limits.*``, or defaults."""
+    if limits is None or limits is True:
+        return HeaderLimits.from_config(config)
+    if limits is False:
+        return None
+    return limits
+
+
 def _readable(headers: object) -> Headers:
     return headers if type(headers) is Headers else EMPTY
 
@@ -318,6 +350,7 @@ def wrap_producer(
     key_serializer: object = None,
     value_serializer: object = None,
     strict: bool = False,
+    limits: HeaderLimits | None = DEFAULT_LIMITS,
 ) -> Producer:
     """Wrap an existing ``confluent_kafka.Producer`` (left as it is) in a kheaders Producer.
 
@@ -336,4 +369,5 @@ def wrap_producer(
         value=value_serializer,
         producer=True,
     )
-    return Producer._wrap(producer, _chain(setup.interceptors, strict), setup.key, setup.value)
+    chain = _chain(setup.interceptors, strict)
+    return Producer._wrap(producer, chain, setup.key, setup.value, limits)

@@ -15,10 +15,12 @@ from pyspark.sql.types import TimestampNTZType, TimestampType
 
 from kheaders._compaction_rules import CompactionRules
 from kheaders._errors import ConfigurationError
-from kheaders.spark._functions import _long_of, _varlong_of, header_last
+from kheaders.spark._functions import _varlong_of, header_last
 
 _REQUIRED = ("key", "value", "partition", "offset", "timestamp")
 _W = "__kheaders_winner"
+_RAW = "__kheaders_version_raw"
+_KEY, _PART, _CAND, _PKEY = "__kheaders_key", "__kheaders_part", "__kheaders_cand", "__kheaders_pk"
 
 
 def _millis(df: DataFrame) -> Column:
@@ -31,18 +33,29 @@ def _millis(df: DataFrame) -> Column:
 
 
 def _order_keys(df: DataFrame, rules: CompactionRules) -> tuple[Column, Column]:
-    """``(partition key, cross key)`` of every record as Spark structs (greatest wins)."""
+    """``(partition key, cross key)`` of every record as Spark structs (greatest wins).
+
+    For the ``header`` strategy ``df`` must carry the raw version header in column ``_RAW``.
+    """
     ts = _millis(df)
     partition = sf.col("partition").cast("int")
     offset = sf.col("offset").cast("bigint")
     if rules.strategy == "header":
-        raw = header_last("headers", sf.lit(rules.header))
-        version = _long_of(raw) if rules.encoding == "long" else _varlong_of(raw)
-        has = version.isNotNull()
-        v = sf.coalesce(version, sf.lit(0).cast("bigint"))
+        raw = sf.col(_RAW)
+        if rules.encoding == "long":
+            # No decoding: 8 big-endian bytes order like the signed long they hold once the
+            # sign decides first (Spark compares binary as unsigned bytes).
+            has = sf.coalesce(sf.octet_length(raw) == 8, sf.lit(False))
+            nonneg = sf.when(has, raw < sf.lit(bytearray(b"\x80"))).otherwise(sf.lit(False))
+            bits = sf.when(has, raw).otherwise(sf.lit(bytearray()))
+            version = sf.struct(nonneg.alias("n"), bits.alias("b"))
+        else:
+            decoded = _varlong_of(raw)
+            has = decoded.isNotNull()
+            version = sf.coalesce(decoded, sf.lit(0).cast("bigint"))
         return (
-            sf.struct(has.alias("h"), v.alias("v"), offset.alias("o")),
-            sf.struct(has.alias("h"), v.alias("v"), ts.alias("t"), partition.alias("p")),
+            sf.struct(has.alias("h"), version.alias("v"), offset.alias("o")),
+            sf.struct(has.alias("h"), version.alias("v"), ts.alias("t"), partition.alias("p")),
         )
     cross = sf.struct(ts.alias("t"), partition.alias("p"))
     if rules.strategy == "timestamp":
@@ -75,11 +88,13 @@ def compact(
     for the ``header`` strategy, ``headers``); other columns ride along with their record.
     The version of a record is the LAST ``header`` header read as an 8-byte big-endian long
     (``encoding="long"``) or a zigzag varlong (``"varlong"``); one that does not decode
-    counts as missing. A tombstone winner (NULL value) removes its key unless
-    ``keep_tombstones`` (then the tombstone itself is returned, which is what an update-mode
-    stream must emit so a compacted sink deletes the key).
+    counts as missing. Records with a NULL key are left out (``kheaders.compaction`` skips
+    them too: a compacted topic cannot hold them). A tombstone winner (NULL value) removes
+    its key unless ``keep_tombstones`` (then the tombstone itself is returned, which is what
+    an update-mode stream must emit so a compacted sink deletes the key).
 
-    Batch frames are compacted in two aggregations (per key and partition, then per key).
+    Batch frames are hash-partitioned by key once, then aggregated per key and partition,
+    then per key (no second shuffle).
     Streaming frames need ``partitions`` (the topic's partition count): the winners of each
     partition are kept in one aggregation of ``partitions`` slots, so the query runs with
     ``outputMode("update")``; a record of a partition outside ``0..partitions-1`` fails the
@@ -96,37 +111,60 @@ def compact(
         raise ConfigurationError(
             "compact() on a streaming DataFrame needs partitions=<the topic's partition count>"
         )
-    pkey, ckey = _order_keys(df, rules)
     record = sf.struct(*[sf.col(f"`{c}`") for c in df.columns])
-    candidate = sf.struct(ckey.alias("c"), record.alias("r"))
-    if partitions is None:
-        per_partition = df.groupBy("key", "partition").agg(sf.max_by(candidate, pkey).alias(_W))
-        winners = per_partition.groupBy("key").agg(
-            sf.max_by(sf.col(f"{_W}.r"), sf.col(f"{_W}.c")).alias(_W)
-        )
-    else:
-        winners = _slotted(df, pkey, candidate, partitions)
+    df = df.where(sf.col("key").isNotNull())  # key-less records have no state (as in Python)
+    if rules.strategy == "header":
+        # Its own projection: the analyzer gives every copy of a lambda fresh ids, so a
+        # header_last repeated inside the keys would be evaluated once per copy.
+        df = df.select("*", header_last("headers", sf.lit(rules.header)).alias(_RAW))
+    pkey, ckey = _order_keys(df, rules)
+    # Order keys and the carried record are computed once per row, in a projection: inside
+    # the aggregate they would be evaluated (uncompiled) on every comparison.
+    staged = df.select(
+        sf.col("key").alias(_KEY),
+        sf.col("partition").alias(_PART),
+        sf.struct(ckey.alias("c"), record.alias("r")).alias(_CAND),
+        pkey.alias(_PKEY),
+    )
+    winners = _two_stage(staged) if partitions is None else _slotted(staged, partitions)
     out = winners.select(f"{_W}.*")
     return out if keep_tombstones else out.where(sf.col("value").isNotNull())
 
 
-def _slotted(df: DataFrame, pkey: Column, candidate: Column, partitions: int) -> DataFrame:
+def _two_stage(staged: DataFrame) -> DataFrame:
+    """Batch: the winner of every (key, partition), then of every key, after ONE shuffle.
+
+    Rows are hash-partitioned by key once; both aggregations then run without another
+    exchange (a distribution by key satisfies the grouping by key and partition).
+    """
+    per_partition = (
+        staged.repartition(_KEY)
+        .groupBy(_KEY, _PART)
+        .agg(sf.max_by(sf.col(_CAND), sf.col(_PKEY)).alias(_W))
+    )
+    return per_partition.groupBy(_KEY).agg(
+        sf.max_by(sf.col(f"{_W}.r"), sf.col(f"{_W}.c")).alias(_W)
+    )
+
+
+def _slotted(staged: DataFrame, partitions: int) -> DataFrame:
     """One aggregation: a ``max_by`` slot per partition, then the greatest cross key."""
-    part = sf.col("partition")
+    part = sf.col(_PART)
     bad = part.isNull() | (part < 0) | (part >= partitions)
     message = sf.concat(
         sf.lit("compact(partitions="),
         sf.lit(str(partitions)),
         sf.lit("): record of key "),
-        sf.coalesce(sf.hex(sf.col("key")), sf.lit("NULL")),
+        sf.coalesce(sf.hex(sf.col(_KEY)), sf.lit("NULL")),
         sf.lit(" (hex) is in partition "),
         sf.coalesce(part.cast("string"), sf.lit("NULL")),
         sf.lit(", offset "),
-        sf.col("offset").cast("string"),
+        sf.col(f"{_CAND}.r.offset").cast("string"),
     )
     checked = sf.when(bad, sf.raise_error(message)).otherwise(part)
+    cand, pkey = sf.col(_CAND), sf.col(_PKEY)
     slots = [
-        sf.max_by(sf.when(checked == p, candidate), sf.when(checked == p, pkey))
+        sf.max_by(sf.when(checked == p, cand), sf.when(checked == p, pkey))
         for p in range(partitions)
     ]
     found = sf.filter(sf.array(*slots), lambda s: s.isNotNull())
@@ -135,4 +173,4 @@ def _slotted(df: DataFrame, pkey: Column, candidate: Column, partitions: int) ->
         sf.try_element_at(found, sf.lit(1)),
         lambda acc, s: sf.when(s["c"] > acc["c"], s).otherwise(acc),
     )
-    return df.groupBy("key").agg(best["r"].alias(_W))
+    return staged.groupBy(_KEY).agg(best["r"].alias(_W))

@@ -14,6 +14,15 @@ LATEST = -1
 
 # Settings the source controls itself; Spark's connector rejects them the same way.
 _SOURCE_CONTROLLED = ("auto.offset.reset", "enable.auto.commit")
+# Options of Spark's connector this source does not implement: refused, never silently ignored.
+_UNSUPPORTED = (
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+)
 _SUBSCRIPTIONS = ("subscribe", "subscribePattern", "assign")
 
 # An offset spec: "earliest", "latest", or per topic, per partition an offset (-2/-1 allowed).
@@ -120,6 +129,13 @@ def source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOpti
     subscribe/subscribePattern/assign is given).
     """
     conf = kafka_config(options, consumer=True)
+    for name in _UNSUPPORTED:
+        if _get(options, name) is not None:
+            raise ConfigurationError(
+                f"option '{name}' of Spark's Kafka connector is not supported by the kheaders "
+                "source; use startingOffsets/endingOffsets (or format 'kafka' with the JVM "
+                "connector)"
+            )
     given = [(kind, _get(options, kind)) for kind in _SUBSCRIPTIONS]
     chosen = [(kind, value) for kind, value in given if value is not None]
     if len(chosen) != 1:

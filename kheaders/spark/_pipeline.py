@@ -45,6 +45,7 @@ class PipelineResult:
     """What a run did: record and key counts, where the state went, the trace report."""
 
     input_records: int
+    keyless_records: int
     keys: int
     state_records: int
     deleted_keys: int
@@ -177,6 +178,7 @@ def run_pipeline(
         state_records = int(counts["state"]) if counts else 0
         return PipelineResult(
             input_records=records.count(),
+            keyless_records=records.where(sf.col("key").isNull()).count(),
             keys=keys,
             state_records=state_records,
             deleted_keys=keys - state_records,
@@ -191,7 +193,8 @@ def run_pipeline(
 def format_report(result: PipelineResult) -> str:
     """The run's summary and trace report as text (what ``main`` prints)."""
     lines = [
-        f"records read: {result.input_records}, keys: {result.keys},"
+        f"records read: {result.input_records} ({result.keyless_records} without key),"
+        f" keys: {result.keys},"
         f" state: {result.state_records}, deleted (tombstone winners): {result.deleted_keys}",
     ]
     if result.output_topic:

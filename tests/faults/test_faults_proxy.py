@@ -11,12 +11,20 @@ import random
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
-from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
+from confluent_kafka import Producer as RawProducer
 from confluent_kafka.admin import AdminClient
+from opentelemetry.sdk.trace import TracerProvider
 
+from interceptors.client_id import ClientIdInterceptor
+from interceptors.logging import LoggingInterceptor
+from interceptors.tracing import TracingProducerInterceptor
+from kheaders import Consumer, Headers, Producer, ProducerRecord, RecordMetadata
 from kheaders.broker import EmbeddedBroker, create_topic, free_port, wait_for_broker
 from tests.faults.ledger import Ledger, record_digest
 from tests.faults.proxy import FaultProxy, proxied_broker, wait_until
@@ -24,9 +32,9 @@ from tests.faults.proxy import FaultProxy, proxied_broker, wait_until
 pytestmark = pytest.mark.integration
 
 RECORDS = 100_000
-RATE = 14_000  # records/s: spreads the run over ~7 s so the faults land while records fly
+RATE = 8_000  # records/s: spreads the run over ~13 s so the faults land while records fly
 PARTITIONS = 3
-MESSAGE_TIMEOUT_MS = 3000
+MESSAGE_TIMEOUT_MS = 6000  # above the chaos' stalls and reconnects: only the blackout times out
 BLACKOUT_AT = 93_000  # the proxy refuses all traffic for longer than message.timeout.ms here
 BLACKOUT_RECORDS = 1_500
 SEED = 20261121
@@ -153,7 +161,7 @@ def test_embedded_broker_advertises_the_proxy_port(
     assert [b.port for b in meta.brokers.values()] == [proxy.port]
     before = proxy.stats.connections
     topic = create_topic(proxy.address, "via-proxy")
-    producer = Producer({"bootstrap.servers": proxy.address})
+    producer = RawProducer({"bootstrap.servers": proxy.address})
     producer.produce(topic, b"v")
     assert producer.flush(10) == 0
     assert proxy.stats.connections > before  # the client reconnected to the advertised port
@@ -182,8 +190,17 @@ def _headers(i: int, rng: random.Random) -> list[tuple[str, bytes | None]]:
 class _Consumer(threading.Thread):
     """Consumes with commits after processing; restarts from committed offsets once."""
 
-    def __init__(self, bootstrap: str, topic: str, ledger: Ledger, restart_after: int) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        topic: str,
+        ledger: Ledger,
+        restart_after: int,
+        logger: object = None,
+    ) -> None:
         super().__init__(daemon=True)
+        self.logger = logger
+        self.sample: Headers | None = None
         self.bootstrap, self.topic, self.ledger = bootstrap, topic, ledger
         self.restart_after = restart_after
         self.done = threading.Event()
@@ -198,8 +215,10 @@ class _Consumer(threading.Thread):
                 "group.id": f"g-{self.topic}",
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
+                "reconnect.backoff.max.ms": 500,
                 "log_level": 0,
-            }
+            },
+            interceptors=[LoggingInterceptor("info", logger=self.logger)],
         )
         wanted = [TopicPartition(self.topic, p) for p in range(PARTITIONS)]
         committed = []
@@ -233,6 +252,7 @@ class _Consumer(threading.Thread):
                     if msg.error() is not None:
                         continue
                     self.ledger.consume(record_digest(msg.key(), msg.value(), msg.headers()))
+                    self.sample = msg.headers()
                 processed += len(batch)
                 if batch:
                     self._commit(consumer)
@@ -283,7 +303,6 @@ def _send(
     key = b"r%06d" % i
     value = rng.randbytes(rng.randrange(8, 64))
     headers = _headers(i, rng)
-    ledger.sent[key] = record_digest(key, value, headers)
     while True:
         try:
             produce(key, value, headers)
@@ -292,34 +311,89 @@ def _send(
             poll(0.05)
 
 
+class CountingLogger:
+    """A structlog-like logger that counts events by name (100k records would flood a log)."""
+
+    def __init__(self) -> None:
+        self.events: Counter[str] = Counter()
+        self.leaked = 0
+
+    def bind(self, **_: object) -> CountingLogger:
+        return self
+
+    def _log(self, event: str, **fields: object) -> None:
+        self.events[event] += 1
+
+    info = debug = warning = error = _log
+
+
+class AckLedger:
+    """The last producer interceptor: digests what is really sent, and every acknowledgement."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.acks: Counter[bytes] = Counter()
+        self.ack_errors: dict[bytes, str] = {}
+        self.queue_full = 0  # produce() raised BufferError: the application sends it again
+        self._lock = threading.Lock()
+
+    def on_send(self, record: ProducerRecord) -> ProducerRecord:
+        self.ledger.sent[record.key] = record_digest(record.key, record.value, record.headers)
+        return record
+
+    def on_acknowledgement(self, metadata: RecordMetadata, error: object, headers: Headers) -> None:
+        seq = headers.last_value("seq")
+        assert isinstance(seq, bytes)
+        key = b"r%06d" % int(seq)
+        if isinstance(error, BufferError):
+            self.queue_full += 1
+            return
+        with self._lock:
+            self.acks[key] += 1
+            if error is not None:
+                self.ack_errors[key] = str(error)
+
+
 def test_no_acknowledged_record_is_lost_through_cuts_stalls_and_delays(
     proxied: tuple[EmbeddedBroker, FaultProxy],
 ) -> None:
     broker, proxy = proxied
     topic = create_topic(broker.bootstrap, "faults", partitions=PARTITIONS)
     ledger = Ledger()
-    fatal: list[str] = []
+    acks = AckLedger(ledger)
+    produce_log, consume_log = CountingLogger(), CountingLogger()
+    provider = TracerProvider()
     producer = Producer(
         {
             "bootstrap.servers": proxy.address,
+            "client.id": "faults-producer",
             "enable.idempotence": True,
             "linger.ms": 5,
             "message.timeout.ms": MESSAGE_TIMEOUT_MS,
+            "reconnect.backoff.max.ms": 500,  # default grows to 10 s after repeated cuts
             "log_level": 0,
-            "error_cb": lambda err: fatal.append(str(err)) if err.fatal() else None,
-        }
+        },
+        interceptors=[
+            TracingProducerInterceptor("propagate", tracer_provider=provider),
+            ClientIdInterceptor("faults-producer", app_name="faults"),
+            LoggingInterceptor("info", logger=produce_log),
+            acks,  # last: sees the headers exactly as they go to librdkafka
+        ],
     )
 
-    def on_delivery(err: object, msg: object) -> None:
-        ledger.report(msg.key(), err)  # type: ignore[attr-defined]
+    def on_delivery(err: object, msg: Any) -> None:
+        ledger.report(msg.key(), err)
 
     def produce(key: bytes, value: bytes, headers: list[tuple[str, bytes | None]]) -> None:
         producer.produce(topic, value, key, headers=headers, on_delivery=on_delivery)
 
-    consumer = _Consumer(proxy.address, topic, ledger, restart_after=RECORDS // 3)
+    consumer = _Consumer(
+        proxy.address, topic, ledger, restart_after=RECORDS // 3, logger=consume_log
+    )
     consumer.start()
-    proxy.start_chaos(interval_ms=(200, 600), max_faults=60, max_stall_ms=400)
-    _produce_all(produce, producer.poll, ledger, proxy)
+    proxy.start_chaos(interval_ms=(300, 900), max_faults=25, max_stall_ms=400)
+    with provider.get_tracer("faults").start_as_current_span("produce-all"):
+        _produce_all(produce, producer.poll, ledger, proxy)
     left = producer.flush(MESSAGE_TIMEOUT_MS / 1000 * 3)
     proxy.stop_chaos()
     assert left == 0, f"{left} records still queued after flush"
@@ -332,12 +406,25 @@ def test_no_acknowledged_record_is_lost_through_cuts_stalls_and_delays(
         f"\nfaults: {proxy.stats.cuts} cuts ({proxy.stats.connections_cut} connections),"
         f" {proxy.stats.stalls} stalls, {proxy.stats.delays} delays, {proxy.stats.refused}"
         f" refused; consumer: {consumer.restarts} restart, {consumer.commit_failures}"
-        f" failed commits; producer fatal errors: {fatal}\n{summary}"
-        f"\nfailures: {dict(ledger.failure_kinds())}"
+        f" failed commits\n{summary}\nfailures: {dict(ledger.failure_kinds())}"
+        f"\nproducer log events {dict(produce_log.events)}; consumer log events"
+        f" {dict(consume_log.events)}; chain errors {dict(producer.interceptors.errors)};"
+        f" queue-full retries {acks.queue_full}"
     )
     ledger.check()
     assert summary["sent"] == RECORDS
+    # every record reported to on_acknowledgement too, once, with the same outcome
+    assert set(acks.acks) == set(ledger.sent)
+    assert max(acks.acks.values()) == 1
+    assert set(acks.ack_errors) == set(ledger.failed)
     assert summary["reported_failed"] >= BLACKOUT_RECORDS // 2  # the blackout was felt
     assert summary["acknowledged"] >= RECORDS // 2
     assert proxy.stats.cuts >= 3
+    assert not any(producer.interceptors.errors.values())
+    # the interceptors' headers crossed the faults too: trace context and client id
+    assert produce_log.events["kafka.send"] == RECORDS + acks.queue_full
+    assert consume_log.events["kafka.consume"] >= summary["acknowledged"]
+    assert consumer.sample is not None
+    assert consumer.sample.last_value("client.id") == b"faults-producer"
+    assert consumer.sample.last_value("traceparent") is not None
     wait_for_broker(broker.bootstrap, 5)

@@ -127,6 +127,8 @@ def test_options_need_exactly_one_subscription_and_reject_source_controlled_sett
     for name in ("auto.offset.reset", "enable.auto.commit"):
         with pytest.raises(ConfigurationError, match=name):
             source_options({**base, "subscribe": "a", f"kafka.{name}": "x"}, streaming=False)
+    with pytest.raises(ConfigurationError, match="startingTimestamp"):
+        source_options({**base, "subscribe": "a", "startingtimestamp": "1"}, streaming=False)
     with pytest.raises(ConfigurationError, match=r"bootstrap\.servers"):
         source_options({"subscribe": "a"}, streaming=False)
     with pytest.raises(ConfigurationError, match="startingOffsets"):

@@ -136,3 +136,24 @@ def test_stream_reader_replays_a_batch_identically_and_stops_at_the_available_no
         assert target == {topic: {"0": 10, "1": 10}}  # the record produced later waits
     finally:
         reader.stop()
+
+
+def test_topics_matching_the_pattern_later_are_read_from_their_earliest_offset(
+    spark: SparkSession, bootstrap: str, topic_factory: Callable[..., str], tmp_path: Path
+) -> None:
+    first = topic_factory()
+    produce(bootstrap, first, [(0, None, b"first", None)])
+    register(spark)
+    df = (
+        spark.readStream.format("kheaders")
+        .option("kafka.bootstrap.servers", bootstrap)
+        .option("subscribePattern", first[:-8].replace(".", r"\.") + ".*")
+        .option("startingOffsets", "earliest")
+        .load()
+    )
+    before = _run_available_now(df, tmp_path / "ckpt")
+    second = topic_factory()  # same test-name prefix, so it matches the pattern
+    produce(bootstrap, second, [(0, None, b"second-%d" % i, None) for i in range(3)])
+    after = _run_available_now(df, tmp_path / "ckpt")
+    assert sorted(v for b in before for _, _, v in b) == [b"first"]
+    assert sorted(v for b in after for _, _, v in b) == [b"second-0", b"second-1", b"second-2"]
