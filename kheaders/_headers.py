@@ -126,8 +126,7 @@ class Headers:
             self._items = list(items)
         elif type(items) is list or type(items) is dict:  # the usual forms: no ABC checks
             self._items = checked = []
-            pairs = items.items() if isinstance(items, dict) else items
-            for pair in pairs:
+            for pair in items if isinstance(items, list) else items.items():
                 # the common case, (str, bytes | None) tuples, checked inline
                 if type(pair) is tuple and len(pair) == 2:
                     key, value = pair

@@ -1,19 +1,23 @@
 """The lean produce path (no interceptor, no serializer) and header checks at the produce edge.
 
-``lean_produce(raw.produce)`` is confluent-kafka's ``produce`` behind a check that header
-keys are non-empty ``str`` (confluent-kafka would ``str()`` a ``bytes`` key silently); values
-librdkafka refuses (``bytearray``, ``memoryview``) are normalised on the refusal, so valid
-input pays nothing for it. It is a closure, not a method: one attribute lookup fewer per
-record.
+``lean_produce(raw.produce)`` is confluent-kafka's ``produce`` behind the Headers model's
+checks (confluent-kafka would ``str()`` a ``bytes`` key silently) and the header limits.
+The usual headers, a list of ``(str, bytes)`` tuples well within the limits, pass one plain
+loop (:func:`~kheaders._limits.plain_fit`) and go to librdkafka as they are; anything else
+goes through the Headers model (its error, or its normal form: ``str``/``bytearray`` values
+as ``bytes``) and the exact limit check. It is a closure, not a method: one attribute
+lookup fewer per record.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kheaders._errors import ReadOnlyHeadersError
-from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._headers import Header, Headers, HeaderTypes
+from kheaders._limits import plain_fit
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message
@@ -29,20 +33,6 @@ READ_ONLY_AT_SEND = (
 )
 
 
-def _normalised(headers: list[tuple[str, HeaderValue]], exc: TypeError) -> list[Header] | None:
-    """Headers librdkafka refused, normalised as Headers would store them.
-
-    Raises the Headers model's error (naming the header), or ``exc`` itself when the headers
-    were not the problem.
-    """
-    if all(v is None or type(v) is bytes or type(v) is str for _, v in headers):
-        raise exc  # librdkafka takes these values: the key or value of the record is at fault
-    try:
-        return Headers(headers)._items or None
-    except (TypeError, ValueError) as bad:
-        raise bad from None
-
-
 def writable(headers: HeaderTypes) -> Headers:
     """The record's writable Headers; the given object itself when it is a Headers."""
     if headers is None:
@@ -54,14 +44,30 @@ def writable(headers: HeaderTypes) -> Headers:
     return Headers(headers)
 
 
+def _sendable(headers: HeaderTypes, limits: HeaderLimits | None) -> list[Header] | None:
+    """The items to send for headers that are not plainly fine: the model's normal form.
+
+    Raises what the Headers model raises (the first bad pair, in order), ReadOnlyHeadersError
+    for closed Headers, HeaderLimitError over a limit.
+    """
+    items = writable(headers).close()._items
+    if items and limits is not None:
+        limits.check(items)
+    return items or None
+
+
 def lean_produce(
     raw_produce: Callable[..., None], limits: HeaderLimits | None = None
 ) -> Callable[..., None]:
-    """confluent-kafka's ``produce`` with header keys checked and callbacks given Headers.
+    """confluent-kafka's ``produce`` with headers checked and callbacks given Headers.
 
     With ``limits``, records with headers are checked against them (HeaderLimitError).
     """
-    check = limits.check if limits is not None else None
+    if limits is None:
+        max_headers = max_key = max_value = max_total = sys.maxsize
+    else:
+        max_headers, max_key = limits.max_headers, limits.max_key_bytes
+        max_value, max_total = limits.max_value_bytes, limits.max_total_bytes
 
     def produce(  # noqa: PLR0917 - confluent-kafka's positional signature
         topic: str,
@@ -75,31 +81,24 @@ def lean_produce(
     ) -> None:
         if callback is None and on_delivery is None:
             if headers is not None:
-                if type(headers) is list:
-                    for h in headers:
-                        k = h[0]
-                        if type(k) is not str or not k:
-                            # the model's verdict: its error (the first bad pair, in order),
-                            # or its normal form (e.g. a str subclass key)
-                            headers = Headers(headers)._items
-                            break
-                    if not headers:
-                        headers = None
-                else:
-                    headers = writable(headers).close()._items or None
-                if headers and check is not None:
-                    check(headers)
+                if type(headers) is not list or not plain_fit(
+                    headers, max_headers, max_key, max_value, max_total
+                ):
+                    headers = _sendable(headers, limits)
+                elif not headers:
+                    headers = None
             try:
                 return raw_produce(topic, value, key, partition, None, None, timestamp, headers)
-            except TypeError as exc:  # e.g. a bytearray value: confluent takes bytes/str only
-                if type(headers) is not list:
-                    raise
-                headers = _normalised(headers, exc)
+            except TypeError:
+                if type(headers) is not list or all(isinstance(h, tuple) for h in headers):
+                    raise  # not the headers' fault: the record's key or value
+            # librdkafka takes tuples only: send the model's normal form of other pairs
+            headers = _sendable(headers, limits)
             return raw_produce(topic, value, key, partition, None, None, timestamp, headers)
         cb: DeliveryCallback = callback or on_delivery  # type: ignore[assignment]
         closed = writable(headers).close() if headers is not None else EMPTY
-        if closed._items and check is not None:
-            check(closed._items)
+        if closed._items and limits is not None:
+            limits.check(closed._items)
 
         def report(err: KafkaError | None, msg: Message) -> None:
             msg.set_headers(closed)  # type: ignore[arg-type]

@@ -31,6 +31,8 @@ from kheaders._errors import ConfigurationError, HeaderLimitError
 from kheaders._varint import varint_size
 
 MIB = 1 << 20
+_VARINT_MAX = 5
+"""The most bytes a (32-bit zigzag) varint length or count takes."""
 
 CONFIG_PREFIX = "kheaders.header.limits."
 _SETTINGS = {
@@ -39,6 +41,36 @@ _SETTINGS = {
     "max.value.bytes": "max_value_bytes",
     "max.total.bytes": "max_total_bytes",
 }
+
+
+def plain_fit(
+    items: list[tuple[str, object]] | tuple[tuple[str, object], ...],
+    max_headers: int,
+    max_key: int,
+    max_value: int,
+    max_total: int,
+) -> bool:
+    """True for the usual headers, accepted without a closer look: ``(key, value)`` pairs
+    with a non-empty ASCII ``str`` key (its length is its UTF-8 size) and a ``bytes`` value,
+    all within the limits (the total by an upper bound of its encoded size).
+
+    False says only "look closer": a header of another form or near a limit.
+    """
+    if len(items) > max_headers:
+        return False
+    total = _VARINT_MAX * (2 * len(items) + 1)
+    try:
+        for key, value in items:
+            if type(key) is not str or type(value) is not bytes or not key.isascii():
+                return False
+            klen = len(key)
+            vlen = len(value)
+            if not 0 < klen <= max_key or vlen > max_value:
+                return False
+            total += klen + vlen
+    except (TypeError, ValueError):  # an item that is not a pair
+        return False
+    return total <= max_total
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,12 +103,16 @@ class HeaderLimits:
         Raises HeaderLimitError naming the limit, and the key and size at fault.
         """
         items = headers if isinstance(headers, list | tuple) else list(headers)
+        if plain_fit(
+            items, self.max_headers, self.max_key_bytes, self.max_value_bytes, self.max_total_bytes
+        ):
+            return
         count = len(items)
+        max_key, max_value = self.max_key_bytes, self.max_value_bytes
         if count > self.max_headers:
             raise HeaderLimitError(
                 f"{count} headers exceed max_headers={self.max_headers} (first key {items[0][0]!r})"
             )
-        max_key, max_value = self.max_key_bytes, self.max_value_bytes
         total = varint_size(count)
         for key, value in items:
             klen = len(key) if key.isascii() else len(key.encode("utf-8", "surrogatepass"))

@@ -52,6 +52,7 @@ class Producer:
 
     __slots__ = (
         "__dict__",  # holds only the lean ``produce`` when no feature needs the full one
+        "_ack",
         "_chain",
         "_closed",
         "_default_cb",
@@ -130,6 +131,8 @@ class Producer:
         self._limits = limits
         self._raw_produce = raw.produce
         self._chain = chain
+        # bound once: a bound method made per record would be one more object in flight
+        self._ack = chain.acknowledge if chain.on_acknowledgement else None
         self._key_ser = key_ser
         self._value_ser = value_ser
         self._default_cb = default_cb
@@ -213,8 +216,8 @@ class Producer:
                 self._limits.check(headers._items)
             headers.close()
             report = None
-            if cb is not None or java_cb is not None or chain.on_acknowledgement:
-                ack = chain.acknowledge if chain.on_acknowledgement else None
+            ack = self._ack
+            if cb is not None or java_cb is not None or ack is not None:
                 report = delivery_report(headers, ack, cb, java_cb)
             partition = record.partition
             self._raw_produce(
