@@ -7,6 +7,7 @@ reversed), after one untimed warm-up run each. Medians over the rounds are repor
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import importlib.util
 import json
@@ -64,8 +65,23 @@ def _log(message: str) -> None:
     print(message, flush=True)
 
 
-def run_group(group: Group, rounds: int) -> GroupResult:
-    """Warm up, then ``rounds`` rounds in alternating order; errors are kept, not raised."""
+def run_group(group: Group, rounds: int, *, freeze: bool = False) -> GroupResult:
+    """Warm up, then ``rounds`` rounds in alternating order; errors are kept, not raised.
+
+    ``freeze``: move every object alive before the group (imports, the harness, earlier
+    groups' leftovers) out of the garbage collector's reach (``gc.freeze()``) for its runs.
+    """
+    if freeze:
+        gc.collect()
+        gc.freeze()
+    try:
+        return _run_group(group, rounds)
+    finally:
+        if freeze:
+            gc.unfreeze()
+
+
+def _run_group(group: Group, rounds: int) -> GroupResult:
     results = [ContenderResult(c.name, c.run is not None, c.note) for c in group.contenders]
     runnable = [(c, r) for c, r in zip(group.contenders, results, strict=True) if c.run]
     if group.warmup:
@@ -191,6 +207,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--no-spark", action="store_true", help="skip the Spark benchmarks (bench/spark_*.py)"
     )
+    parser.add_argument(
+        "--gc-freeze",
+        action="store_true",
+        help="gc.freeze() the process's objects before each group (GC sensitivity check)",
+    )
     args = parser.parse_args(argv)
     if args.only:
         args.only = [o.strip() for item in args.only for o in item.split(",") if o.strip()]
@@ -230,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         for group in _groups(env, args.only):
             _log(f"== {group.name}: {group.title} ({group.count:,} per run)")
             try:
-                result = run_group(group, args.rounds)
+                result = run_group(group, args.rounds, freeze=args.gc_freeze)
                 results.append(result)
                 if args.profile:
                     profiles |= _profile_misses(result)
@@ -266,6 +287,7 @@ def main(argv: list[str] | None = None) -> int:
                 "records": args.records,
                 "rounds": args.rounds,
                 "only": args.only,
+                "gc_freeze": args.gc_freeze,
             },
             "machine": info,
             "broker": broker.kind,

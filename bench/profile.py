@@ -8,7 +8,9 @@ time spent waiting (on the broker, in ``flush()``) is not counted; librdkafka's 
 are not seen. cProfile adds a fixed cost per Python call, so pure-Python frames look heavier
 than they are: compare frames with each other, take absolute speed from the benchmark. The
 garbage collector's time is charged to whichever call allocated when it ran (often
-``__new__``), so the report also gives the GC time measured directly.
+``__new__``), so the report also gives the GC time measured directly. The profile covers
+the contender's whole run, its untimed setup and checks included (making inputs, reading the
+topic's tail): read the rows of the timed work.
 """
 
 from __future__ import annotations

@@ -20,13 +20,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from kheaders._headers import Headers
-from kheaders._log import LazyLogger
+from kheaders._log import get_logger
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message, TopicPartition
 
-_log = LazyLogger("kheaders.interceptors")
+_log = get_logger("kheaders.interceptors")
 
 
 @runtime_checkable

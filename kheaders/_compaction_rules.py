@@ -59,7 +59,7 @@ from typing import Final, Literal, TypeAlias
 
 from kheaders._errors import ConfigurationError, DecodeError
 from kheaders._headers import Headers
-from kheaders._log import LazyLogger
+from kheaders._log import get_logger
 from kheaders._varint import read_varlong, write_varlong
 
 Strategy: TypeAlias = Literal["offset", "timestamp", "header"]
@@ -78,7 +78,7 @@ RecordHeaders: TypeAlias = "Headers | Iterable[tuple[str, bytes | None]] | None"
 RecordKey: TypeAlias = tuple[int | None, int, int, int]
 """What the order looks at: ``(version, timestamp, partition, offset)``."""
 
-_log = LazyLogger("kheaders.compaction")
+_log = get_logger("kheaders.compaction")
 
 
 class BlankHeaderKeyWarning(UserWarning):

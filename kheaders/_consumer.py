@@ -29,12 +29,12 @@ from kheaders._chain import CONSUMER_HOOKS, InterceptorChain
 from kheaders._config import _close_quietly, resolve
 from kheaders._errors import DeserializationError
 from kheaders._headers import Headers
-from kheaders._log import LazyLogger
+from kheaders._log import get_logger
 
 CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
 """librdkafka's ``on_commit`` config callback: ``(err, partitions)``."""
 
-_log = LazyLogger("kheaders.consumer")
+_log = get_logger("kheaders.consumer")
 
 _EMPTY = Headers._trusted([], read_only=True)
 

@@ -52,7 +52,7 @@ def metadata_of(msg: Message) -> RecordMetadata:
     return md
 
 
-def _report(  # noqa: PLR0917 - a partial binds the first four, librdkafka passes the rest
+def _report(  # noqa: PLR0917 - bound by functools.partial; librdkafka adds (err, msg)
     headers: Headers,
     ack: AckHook | None,
     cb: DeliveryCallback | None,

@@ -81,8 +81,12 @@ def run_services(
     options: DemoOptions,
     provider: trace.TracerProvider,
     out: TextIO,
-) -> AuditReport:
-    """Run the order and shipping services on threads, then audit both topics."""
+) -> tuple[AuditReport, list[str]]:
+    """Run the order and shipping services on threads, then audit both topics.
+
+    Returns the audit and the services' own problems (an exception, a thread that did not
+    finish, failed deliveries).
+    """
     for topic in (topics.orders, topics.shipments):
         create_topic(bootstrap, topic, partitions=options.partitions)
     dropped: list[int] = []
@@ -123,17 +127,21 @@ def run_services(
     # Orders start once shipping owns its partitions, so hop latency is not the group join.
     assigned.wait(min(options.timeout, 30.0))
     orders.start()
+    problems: list[str] = []
     for service in (orders, shipping):
         service.join(options.timeout + 30)
         status = service.error or service.result or "did not finish"
         print(f"{service.name} service: {status}", file=out)
+        if service.result is None or service.result.failed:
+            problems.append(f"{service.name} service: {status!r}")
     rows = read_topics(
         bootstrap,
         {topics.orders: options.orders, topics.shipments: options.orders},
         timeout=options.timeout,
         idle_timeout=3.0,
     )
-    return audit((audit_record(m) for m in rows), topics.orders, topics.shipments, options.orders)
+    report = audit((audit_record(m) for m in rows), topics.orders, topics.shipments, options.orders)
+    return report, problems
 
 
 def run_spark(bootstrap: str, topics: DemoTopics, report: AuditReport, out: TextIO) -> list[str]:
@@ -146,7 +154,9 @@ def run_spark(bootstrap: str, topics: DemoTopics, report: AuditReport, out: Text
     from pyspark.sql import SparkSession
 
     from kheaders.spark._pipeline import format_report, read_topic, run_pipeline, trace_report
+    from kheaders.spark._session import use_driver_python_for_local_workers
 
+    use_driver_python_for_local_workers("local[2]")
     create_topic(bootstrap, topics.compacted, partitions=1)
     spark = (
         SparkSession.builder.master("local[2]")
@@ -240,9 +250,11 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         print(
             f"services: {options.orders} orders -> {topics.orders} -> {topics.shipments}", file=out
         )
-        report = run_services(bootstrap, topics, options, provider, out)
+        report, problems = run_services(bootstrap, topics, options, provider, out)
         print(format_audit(report, options.show), file=out)
-        problems = list(report.problems)
+        for problem in problems:
+            print(f"PROBLEM: {problem}", file=out)
+        problems.extend(report.problems)
         if options.spark:
             try:
                 import pyspark  # noqa: F401 (only probing)

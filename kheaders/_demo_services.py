@@ -112,6 +112,12 @@ class ServiceStats:
     failed: int = 0
     dead_lettered: int = 0
 
+    def __str__(self) -> str:
+        return (
+            f"read {self.consumed}, delivered {self.produced}, failed {self.failed},"
+            f" dead-lettered {self.dead_lettered}"
+        )
+
 
 def order_key(index: int) -> str:
     """The key of order event ``index``: two events (created, confirmed) per order.
@@ -273,7 +279,9 @@ def read_topics(
 
     ``topics`` maps each topic to the number of records to wait for (``None``: read until
     ``idle_timeout`` seconds pass without a record). Returns when every count is reached, on
-    ``timeout``, on ``idle_timeout`` or when ``stop`` is set; records keep raw values.
+    ``timeout``, on ``idle_timeout`` or when ``stop`` is set; records keep raw values. A record
+    whose headers cannot be read (a non-UTF-8 key) is kept, with no headers: the audit then
+    reports its trace as broken.
     """
     consumer = Consumer(
         {
@@ -297,7 +305,11 @@ def read_topics(
                 idle_timeout is not None and time.monotonic() - last_seen > idle_timeout
             ):
                 break
-            for msg in consumer.consume(500, 0.2):
+            try:
+                batch = consumer.consume(500, 0.2)
+            except DeserializationError as err:  # unreadable headers: kept, with none
+                batch = [err.message]
+            for msg in batch:
                 if msg.error() is None:
                     seen[msg.topic() or ""] = seen.get(msg.topic() or "", 0) + 1
                     records.append(msg)

@@ -16,9 +16,9 @@ from typing import Protocol, TypeAlias, cast
 
 from kheaders._compaction_rules import CompactionRules, RecordHeaders
 from kheaders._headers import Headers
-from kheaders._log import LazyLogger
+from kheaders._log import get_logger
 
-_log = LazyLogger("kheaders.compaction")
+_log = get_logger("kheaders.compaction")
 
 Key: TypeAlias = bytes | str
 """A record key as confluent-kafka hands it over (``bytes``; ``str`` after a deserializer)."""

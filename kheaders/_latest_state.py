@@ -19,9 +19,9 @@ from kheaders._compaction_rules import CompactionRules
 from kheaders._consumer import Consumer as KConsumer
 from kheaders._errors import BrokerUnavailableError, ConfigurationError, DeserializationError
 from kheaders._latest import CompactionStats, ConsumedMessage, Key, StateEntry, StateTable
-from kheaders._log import LazyLogger
+from kheaders._log import get_logger
 
-_log = LazyLogger("kheaders.compaction")
+_log = get_logger("kheaders.compaction")
 
 
 class StateConsumer(Protocol):

@@ -1,7 +1,8 @@
-"""Loggers that import structlog on first use, so ``import kheaders`` stays light.
+"""Loggers that import structlog only when something is first logged.
 
-structlog's own import brings in rich and asyncio where they are installed (about 10 MB of
-resident memory and 70 ms), which a producer or consumer that never logs need not pay.
+``import structlog`` loads its console renderer and, when installed, ``rich`` and
+``pygments``: about 9 MiB of resident memory and 90 ms per process. kheaders logs only on
+failure paths, so an application that never hits one never pays for it.
 """
 
 from __future__ import annotations
@@ -10,16 +11,17 @@ from typing import Any
 
 
 class LazyLogger:
-    """``structlog.get_logger(name)``, made on the first logging call; methods delegate to it.
+    """Stands in for ``structlog.get_logger(name)``; binds it on the first logging call.
 
-    >>> LazyLogger("kheaders.example").info  # doctest: +ELLIPSIS
-    <bound method ...>
+    >>> log = LazyLogger("kheaders.example")
+    >>> log.name
+    'kheaders.example'
     """
 
-    __slots__ = ("_logger", "_name")
+    __slots__ = ("_logger", "name")
 
     def __init__(self, name: str) -> None:
-        self._name = name
+        self.name = name
         self._logger: Any = None
 
     def __getattr__(self, method: str) -> Any:
@@ -27,5 +29,10 @@ class LazyLogger:
         if logger is None:
             import structlog
 
-            logger = self._logger = structlog.get_logger(self._name)
+            logger = self._logger = structlog.get_logger(self.name)
         return getattr(logger, method)
+
+
+def get_logger(name: str) -> LazyLogger:
+    """A logger called ``name`` that imports structlog on first use."""
+    return LazyLogger(name)

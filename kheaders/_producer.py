@@ -25,13 +25,13 @@ from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._headers import Headers, HeaderTypes
 from kheaders._lean import EMPTY, READ_ONLY_AT_SEND, lean_produce, writable
 from kheaders._limits import DEFAULT_LIMITS, HeaderLimits
-from kheaders._log import LazyLogger
+from kheaders._log import get_logger
 from kheaders._records import ProducerRecord, RecordMetadata
 
 if TYPE_CHECKING:
     pass
 
-_log = LazyLogger("kheaders.producer")
+_log = get_logger("kheaders.producer")
 
 
 class Producer:

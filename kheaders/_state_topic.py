@@ -13,9 +13,9 @@ from kheaders._errors import BrokerUnavailableError, KHeadersError
 from kheaders._headers import Headers
 from kheaders._latest import ConsumedMessage, Key, StateEntry
 from kheaders._latest_state import LatestState, StateConsumer
-from kheaders._log import LazyLogger
+from kheaders._log import get_logger
 
-_log = LazyLogger("kheaders.compaction")
+_log = get_logger("kheaders.compaction")
 
 StateLike = Mapping[Key, StateEntry] | Mapping[Key, ConsumedMessage]
 """A :class:`LatestState`, a ``{key: StateEntry}`` or :func:`latest`'s ``{key: Message}``."""

@@ -6,8 +6,16 @@ import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from kheaders.broker import Broker, create_topic, find_or_start_broker
+
+# Hypothesis' per-example deadline measures the machine's load, not our code: CI runs on two
+# shared cores. Speed is the benchmarks' business (bench/), never a test's.
+settings.register_profile(
+    "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session")

@@ -89,3 +89,18 @@ def test_audit_record_reads_the_strict_trace_context_and_ids() -> None:
         topic="orders", headers=[("traceparent", tp.encode()), ("traceparent", tp.encode())]
     )
     assert audit_record(twice).trace_id is None  # two traceparents: no parent (W3C)
+
+
+def test_importing_kheaders_the_cli_and_the_demo_never_imports_interceptors() -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import sys, kheaders, kheaders.cli, kheaders.demo\n"
+        "kheaders.cli.build_parser()\n"
+        "sys.exit(1 if 'interceptors' in sys.modules else 0)"
+    )
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, check=False, timeout=60)
+    assert result.returncode == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import confluent_kafka
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -12,7 +13,7 @@ from opentelemetry.trace import SpanKind
 
 from kheaders import Headers, extract_trace_parent
 from kheaders.broker import create_topic
-from kheaders.demo import produce_orders, read_topics, run_shipping
+from kheaders.demo import audit, audit_record, produce_orders, read_topics, run_shipping
 
 
 def _provider() -> tuple[TracerProvider, InMemorySpanExporter]:
@@ -81,3 +82,22 @@ def test_an_order_that_is_not_json_is_dead_lettered_not_lost(
     headers = Headers(dead.headers())
     assert headers.last_value("client.id") == b"rogue"
     assert headers.last_value("kheaders.dlt.original.topic") == orders.encode()
+
+
+def test_the_audit_keeps_a_record_with_unreadable_headers_and_calls_its_trace_broken(
+    bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    kafka = pytest.importorskip("kafka", reason="kafka-python is in the dev extra")
+
+    class RawKey(str):  # kafka-python writes a header key as ``key.encode()``
+        def encode(self, *args: object, **kwargs: object) -> bytes:  # type: ignore[override]
+            return b"\xff\xfe"
+
+    orders, shipments = topic_factory(), topic_factory()
+    producer = kafka.KafkaProducer(bootstrap_servers=bootstrap)
+    producer.send(orders, key=b"k1", value=b"{}", headers=[(RawKey("k"), b"x")]).get(10)
+    producer.close()
+    records = read_topics(bootstrap, {orders: 1, shipments: 0}, timeout=30)
+    assert [(m.topic(), m.offset()) for m in records] == [(orders, 0)]
+    report = audit((audit_record(m) for m in records), orders, shipments)
+    assert f"{orders}[0]@0: no valid traceparent (trace broken)" in report.problems

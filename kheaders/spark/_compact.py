@@ -88,9 +88,10 @@ def compact(
     for the ``header`` strategy, ``headers``); other columns ride along with their record.
     The version of a record is the LAST ``header`` header read as an 8-byte big-endian long
     (``encoding="long"``) or a zigzag varlong (``"varlong"``); one that does not decode
-    counts as missing. A tombstone winner (NULL value) removes its key unless
-    ``keep_tombstones`` (then the tombstone itself is returned, which is what an update-mode
-    stream must emit so a compacted sink deletes the key).
+    counts as missing. Records with a NULL key are left out (``kheaders.compaction`` skips
+    them too: a compacted topic cannot hold them). A tombstone winner (NULL value) removes
+    its key unless ``keep_tombstones`` (then the tombstone itself is returned, which is what
+    an update-mode stream must emit so a compacted sink deletes the key).
 
     Batch frames are hash-partitioned by key once, then aggregated per key and partition,
     then per key (no second shuffle).
@@ -111,6 +112,7 @@ def compact(
             "compact() on a streaming DataFrame needs partitions=<the topic's partition count>"
         )
     record = sf.struct(*[sf.col(f"`{c}`") for c in df.columns])
+    df = df.where(sf.col("key").isNotNull())  # key-less records have no state (as in Python)
     if rules.strategy == "header":
         # Its own projection: the analyzer gives every copy of a lambda fresh ids, so a
         # header_last repeated inside the keys would be evaluated once per copy.

@@ -19,6 +19,7 @@ from pyspark.sql import functions as sf
 from kheaders._errors import KHeadersError
 from kheaders.spark._compact import compact
 from kheaders.spark._functions import header_text, trace_id
+from kheaders.spark._session import use_driver_python_for_local_workers
 
 CLIENT_ID_HEADER = "client.id"
 
@@ -45,6 +46,7 @@ class PipelineResult:
     """What a run did: record and key counts, where the state went, the trace report."""
 
     input_records: int
+    keyless_records: int
     keys: int
     state_records: int
     deleted_keys: int
@@ -177,6 +179,7 @@ def run_pipeline(
         state_records = int(counts["state"]) if counts else 0
         return PipelineResult(
             input_records=records.count(),
+            keyless_records=records.where(sf.col("key").isNull()).count(),
             keys=keys,
             state_records=state_records,
             deleted_keys=keys - state_records,
@@ -191,7 +194,8 @@ def run_pipeline(
 def format_report(result: PipelineResult) -> str:
     """The run's summary and trace report as text (what ``main`` prints)."""
     lines = [
-        f"records read: {result.input_records}, keys: {result.keys},"
+        f"records read: {result.input_records} ({result.keyless_records} without key),"
+        f" keys: {result.keys},"
         f" state: {result.state_records}, deleted (tombstone winners): {result.deleted_keys}",
     ]
     if result.output_topic:
@@ -229,6 +233,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the pipeline from the command line; print the report; 0 on success, 1 on failure."""
     args = _parser().parse_args(argv)
+    use_driver_python_for_local_workers(args.master)
     spark = (
         SparkSession.builder.master(args.master)
         .appName("kheaders-pipeline")

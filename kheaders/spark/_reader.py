@@ -122,8 +122,11 @@ def _check_log(
     (or the log was truncated below them).
     """
     tp = TopicPartition(r.topic, r.partition)
+    fetched = consumer.get_watermark_offsets(tp, cached=True)[1]
+    if fetched < 0 and not out_of_range:
+        return None  # no fetch answer yet: nothing to judge by (pollTimeoutMs bounds the wait)
     low, high = consumer.get_watermark_offsets(tp, timeout=30, cached=False)
-    high = max(high, consumer.get_watermark_offsets(tp, cached=True)[1])
+    high = max(high, fetched)
     if low <= next_offset < high and not out_of_range:
         return None
     lost_to = low if next_offset < low else r.end

@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
+import multiprocessing
 import random
 import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 
 from kheaders.broker import EmbeddedBroker, free_port
 
@@ -288,15 +291,131 @@ class FaultProxy:
             writer.transport.abort()
 
 
+def _serve(conn: Connection, upstream: tuple[str, int], port: int, seed: int) -> None:
+    """The body of a :class:`ProcessFaultProxy`: a FaultProxy obeying commands from a pipe."""
+    proxy = FaultProxy(upstream, port, seed=seed).start()
+    conn.send("ready")
+    while True:
+        try:
+            name, args, kwargs = conn.recv()
+        except EOFError:  # the parent went away
+            name, args, kwargs = "stop", (), {}
+        if name == "stop":
+            proxy.stop()
+            with contextlib.suppress(OSError):
+                conn.send(None)
+            return
+        if name == "stats":
+            conn.send(dataclasses.replace(proxy.stats, faults=list(proxy.stats.faults)))
+            continue
+        conn.send(getattr(proxy, name)(*args, **kwargs))
+
+
+class ProcessFaultProxy:
+    """A :class:`FaultProxy` in its own process, so that it never waits for the GIL of the
+    process whose clients it tests (a busy producer would otherwise slow the forwarding
+    down and add faults nobody asked for). Same commands; ``stats`` is a snapshot."""
+
+    def __init__(
+        self, upstream: tuple[str, int], port: int | None = None, *, seed: int = 0
+    ) -> None:
+        self.upstream = upstream
+        self.port = port or free_port()
+        self.seed = seed
+        self._conn: Connection | None = None
+        self._process: multiprocessing.process.BaseProcess | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def address(self) -> str:
+        """``127.0.0.1:PORT``: where clients connect."""
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> ProcessFaultProxy:
+        """Start the proxy process and wait until it listens; return ``self``."""
+        ctx = multiprocessing.get_context("spawn")  # never fork a process running librdkafka
+        parent, child = ctx.Pipe()
+        self._process = ctx.Process(
+            target=_serve, args=(child, self.upstream, self.port, self.seed), daemon=True
+        )
+        self._process.start()
+        if not parent.poll(60) or parent.recv() != "ready":
+            self._process.kill()
+            raise RuntimeError("the fault proxy process did not start")
+        self._conn = parent
+        return self
+
+    def _call(self, name: str, *args: object, **kwargs: object) -> object:
+        assert self._conn is not None, "start() the proxy first"
+        with self._lock:
+            self._conn.send((name, args, kwargs))
+            return self._conn.recv()
+
+    def cut(self) -> int:
+        """Reset every open connection now; return how many."""
+        return self._call("cut")  # type: ignore[return-value]
+
+    def stall(self, ms: float) -> None:
+        """Stop forwarding in both directions for ``ms`` milliseconds."""
+        self._call("stall", ms)
+
+    def delay(self, ms: float) -> None:
+        """Hold every forwarded chunk ``ms`` milliseconds (0 turns it off)."""
+        self._call("delay", ms)
+
+    def refuse(self, refusing: bool = True) -> None:
+        """Close new connections at once while ``refusing``."""
+        self._call("refuse", refusing)
+
+    def start_chaos(self, **kwargs: object) -> None:
+        """As :meth:`FaultProxy.start_chaos`."""
+        self._call("start_chaos", **kwargs)
+
+    def stop_chaos(self) -> None:
+        """As :meth:`FaultProxy.stop_chaos`."""
+        self._call("stop_chaos")
+
+    def chaos_done(self) -> bool:
+        """True when no chaos is running."""
+        return bool(self._call("chaos_done"))
+
+    @property
+    def stats(self) -> ProxyStats:
+        """A snapshot of the proxy's counters."""
+        return self._call("stats")  # type: ignore[return-value]
+
+    def stop(self) -> None:
+        """Stop the proxy process (every connection closes)."""
+        process, self._process = self._process, None
+        if process is None:
+            return
+        with contextlib.suppress(OSError, EOFError):
+            self._call("stop")
+        process.join(10)
+        if process.is_alive():
+            process.kill()
+            process.join(5)
+
+    def __enter__(self) -> ProcessFaultProxy:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
 @contextlib.contextmanager
-def proxied_broker(seed: int = 0) -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
+def proxied_broker(
+    seed: int = 0, *, own_process: bool = False
+) -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
     """An embedded broker that advertises a fault proxy's port; clients bootstrap at the proxy.
 
-    Every client connection, bootstrap and after metadata, goes through the proxy.
+    Every client connection, bootstrap and after metadata, goes through the proxy; with
+    ``own_process`` the proxy runs in a process of its own (:class:`ProcessFaultProxy`).
     """
     proxy_port = free_port()
     broker = EmbeddedBroker(advertised_port=proxy_port).start()
-    proxy = FaultProxy(("127.0.0.1", broker.port), proxy_port, seed=seed).start()
+    kind = ProcessFaultProxy if own_process else FaultProxy
+    proxy: FaultProxy = kind(("127.0.0.1", broker.port), proxy_port, seed=seed).start()  # type: ignore[assignment]
     try:
         yield broker, proxy
     finally:

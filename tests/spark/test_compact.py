@@ -83,9 +83,13 @@ def test_shared_rule_table_states_match(spark: SparkSession, slots: bool) -> Non
     assert states(spark, slots) == expected_states(CASES)
 
 
-def test_winners_keep_every_input_column_and_extra_ones(spark: SparkSession) -> None:
+def test_winners_keep_every_input_column_and_key_less_records_are_left_out(
+    spark: SparkSession,
+) -> None:
     case = next(c for c in CASES if c.name == "header_kip_out_of_order_versions_keep_120")
-    df = records_frame(spark, case.records).withColumn("note", sf.concat(sf.lit("n"), "offset"))
+    keyless = CaseRecord(None, b"x", 0, 99, 99_999, [("version", (999).to_bytes(8, "big"))])  # type: ignore[arg-type]
+    df = records_frame(spark, [*case.records, keyless])
+    df = df.withColumn("note", sf.concat(sf.lit("n"), "offset"))
     out = compact(df, "header", "version").collect()
     assert len(out) == 1
     winner = out[0].asDict()

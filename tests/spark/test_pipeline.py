@@ -140,6 +140,9 @@ def test_pipeline_writes_header_strategy_winners_and_reports_traces(
     assert main(["--bootstrap", bootstrap, "--topic", source, "--strategy", "timestamp"]) == 0
     printed = capsys.readouterr().out
     assert f"{T1}  hops=3  clients=orders,billing,shipping  latency=600 ms" in printed
-    assert "records read: 7, keys: 4, state: 3, deleted (tombstone winners): 1" in printed
+    assert (
+        "records read: 7 (0 without key), keys: 4, state: 3, deleted (tombstone winners): 1"
+        in printed
+    )
     assert main(["--bootstrap", bootstrap, "--topic", source, "--strategy", "newest"]) == 1
     assert "newest" in capsys.readouterr().err
