@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
 from kheaders.spark import compact
+from kheaders.spark._session import prepare_local_spark
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE_MS = 1_700_000_000_000
@@ -81,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         "--json", type=Path, default=ROOT / "bench" / "results" / "spark_compact.json"
     )
     args = parser.parse_args(argv)
+    prepare_local_spark(args.master)
     spark = (
         SparkSession.builder.master(args.master)
         .appName("kheaders-bench-compact")

@@ -75,7 +75,9 @@ def spark_reads(bootstrap: str, topic: str, records: int) -> dict[str, Callable[
     from pyspark.sql import SparkSession
 
     from kheaders.spark import register
+    from kheaders.spark._session import prepare_local_spark
 
+    prepare_local_spark("local[2]")
     spark = (
         SparkSession.builder.master("local[2]")
         .config("spark.ui.enabled", "false")

@@ -154,9 +154,9 @@ def run_spark(bootstrap: str, topics: DemoTopics, report: AuditReport, out: Text
     from pyspark.sql import SparkSession
 
     from kheaders.spark._pipeline import format_report, read_topic, run_pipeline, trace_report
-    from kheaders.spark._session import use_driver_python_for_local_workers
+    from kheaders.spark._session import prepare_local_spark
 
-    use_driver_python_for_local_workers("local[2]")
+    prepare_local_spark("local[2]")
     create_topic(bootstrap, topics.compacted, partitions=1)
     spark = (
         SparkSession.builder.master("local[2]")

@@ -19,7 +19,7 @@ from pyspark.sql import functions as sf
 from kheaders._errors import KHeadersError
 from kheaders.spark._compact import compact
 from kheaders.spark._functions import header_text, trace_id
-from kheaders.spark._session import use_driver_python_for_local_workers
+from kheaders.spark._session import prepare_local_spark
 
 CLIENT_ID_HEADER = "client.id"
 
@@ -233,7 +233,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the pipeline from the command line; print the report; 0 on success, 1 on failure."""
     args = _parser().parse_args(argv)
-    use_driver_python_for_local_workers(args.master)
+    prepare_local_spark(args.master)
     spark = (
         SparkSession.builder.master(args.master)
         .appName("kheaders-pipeline")

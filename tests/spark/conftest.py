@@ -13,7 +13,7 @@ pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (the s
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from kheaders.spark._session import use_driver_python_for_local_workers  # noqa: E402
+from kheaders.spark._session import prepare_local_spark  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,7 +31,7 @@ def spark() -> Iterator[SparkSession]:
     paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     os.environ["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     # ... and they must run this interpreter (the venv), not whatever python3 is on PATH.
-    use_driver_python_for_local_workers("local[2]")
+    prepare_local_spark("local[2]")
     session = (
         SparkSession.builder.master("local[2]")
         .appName("kheaders-tests")
