@@ -19,7 +19,6 @@ from __future__ import annotations
 import operator
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
 from typing import Any
 
 import confluent_kafka
@@ -30,6 +29,7 @@ from kheaders._config import _close_quietly, resolve
 from kheaders._errors import DeserializationError
 from kheaders._headers import Headers
 from kheaders._log import get_logger
+from kheaders._wrapping import ClientWrapper
 
 CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
 """librdkafka's ``on_commit`` config callback: ``(err, partitions)``."""
@@ -90,7 +90,7 @@ def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
         raise
 
 
-class Consumer:
+class Consumer(ClientWrapper):
     """A ``confluent_kafka.Consumer`` returning records with :class:`Headers` and decoded data.
 
     ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
@@ -103,6 +103,7 @@ class Consumer:
     that implements no consumer hook, and KafkaException for a setting librdkafka rejects.
     """
 
+    _client_attr = "_consumer"
     __slots__ = (
         "_chain",
         "_closed",
@@ -369,22 +370,6 @@ class Consumer:
             self._consumer.close()
         finally:
             self._chain.close()
-
-    def __enter__(self) -> Consumer:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._consumer, name)
 
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)

@@ -13,7 +13,6 @@ of librdkafka's own enqueue time.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import confluent_kafka
@@ -27,6 +26,7 @@ from kheaders._lean import EMPTY, READ_ONLY_AT_SEND, lean_produce, writable
 from kheaders._limits import DEFAULT_LIMITS, HeaderLimits
 from kheaders._log import get_logger
 from kheaders._records import ProducerRecord, RecordMetadata
+from kheaders._wrapping import ClientWrapper
 
 if TYPE_CHECKING:
     pass
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 _log = get_logger("kheaders.producer")
 
 
-class Producer:
+class Producer(ClientWrapper):
     """A ``confluent_kafka.Producer`` whose records carry :class:`Headers` through interceptors.
 
     ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
@@ -50,6 +50,7 @@ class Producer:
     KafkaException for a setting librdkafka rejects.
     """
 
+    _client_attr = "_producer"
     __slots__ = (
         "__dict__",  # holds only the lean ``produce`` when no feature needs the full one
         "_ack",
@@ -301,22 +302,6 @@ class Producer:
         finally:
             self._chain.close()
         return remaining
-
-    def __enter__(self) -> Producer:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._producer, name)
 
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)
