@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from kheaders import _telemetry
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._log import get_logger
 from kheaders._model.headers import Headers
@@ -180,6 +181,7 @@ class InterceptorChain:
 
     def _failed(self, name: str, hook: str, topic: str | None, exc: BaseException) -> None:
         self.errors[name] += 1
+        _telemetry.interceptor_failed(name, hook)
         _log.warning(
             "interceptor failed, skipped",
             interceptor=name,

@@ -24,6 +24,7 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import KafkaError, Message, TopicPartition
 
+from kheaders import _telemetry
 from kheaders._client.chain import CONSUMER_HOOKS, InterceptorChain
 from kheaders._client.config import _close_quietly, resolve
 from kheaders._client.wrapping import ClientWrapper
@@ -73,6 +74,7 @@ def _unreadable_headers(msg: Message, exc: BaseException) -> DeserializationErro
     ``"headers"``) that can go to a dead-letter topic like any other.
     """
     msg.set_headers(_EMPTY)  # type: ignore[arg-type]
+    _telemetry.deserialization_failed(msg.topic(), "headers")
     return DeserializationError(
         f"headers of the record at topic {msg.topic()!r} partition {msg.partition()} offset"
         f" {msg.offset()} are unreadable: a header key is not UTF-8 (confluent-kafka cannot"
@@ -199,6 +201,7 @@ class Consumer(ClientWrapper):
             field = "value"
             value = vd(topic, headers, msg.value()) if vd is not None else None
         except Exception as exc:
+            _telemetry.deserialization_failed(topic, field)
             raise DeserializationError(
                 f"{field} deserializer failed for the record at topic {topic!r} partition"
                 f" {msg.partition()} offset {msg.offset()}: {type(exc).__name__}: {exc}",

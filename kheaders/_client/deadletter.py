@@ -27,6 +27,7 @@ from collections.abc import Callable
 import confluent_kafka
 from confluent_kafka import KafkaError, Message
 
+from kheaders import _telemetry
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError
 from kheaders._model.headers import Header, Headers
@@ -158,4 +159,5 @@ class DeadLetterPublisher:
             on_delivery=on_delivery,
             headers=headers.to_list(),
         )
+        _telemetry.dead_letter_published(topic)
         return topic

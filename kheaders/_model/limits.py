@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from kheaders import _telemetry
 from kheaders._codec.varint import varint_size
 from kheaders._errors import ConfigurationError, HeaderLimitError
 
@@ -73,6 +74,12 @@ def plain_fit(
     return total <= max_total
 
 
+def _refused(limit: str, message: str) -> HeaderLimitError:
+    """The error for a record over ``limit``, counted in kheaders' own metrics."""
+    _telemetry.record_refused(limit)
+    return HeaderLimitError(message)
+
+
 @dataclass(frozen=True, slots=True)
 class HeaderLimits:
     """Limits on a record's headers: count, key size, value size and total encoded size.
@@ -110,16 +117,19 @@ class HeaderLimits:
         count = len(items)
         max_key, max_value = self.max_key_bytes, self.max_value_bytes
         if count > self.max_headers:
-            raise HeaderLimitError(
-                f"{count} headers exceed max_headers={self.max_headers} (first key {items[0][0]!r})"
+            raise _refused(
+                "max_headers",
+                f"{count} headers exceed max_headers={self.max_headers}"
+                f" (first key {items[0][0]!r})",
             )
         total = varint_size(count)
         for key, value in items:
             klen = len(key) if key.isascii() else len(key.encode("utf-8", "surrogatepass"))
             if klen > max_key:
                 shown = repr(key) if len(key) <= 64 else f"{key[:64]!r}..."
-                raise HeaderLimitError(
-                    f"header {shown}: key of {klen} bytes exceeds max_key_bytes={max_key}"
+                raise _refused(
+                    "max_key_bytes",
+                    f"header {shown}: key of {klen} bytes exceeds max_key_bytes={max_key}",
                 )
             if value is None:
                 total += varint_size(klen) + klen + 1
@@ -133,14 +143,16 @@ class HeaderLimits:
             else:
                 continue  # not a header value: the headers model reports it, not a limit
             if vlen > max_value:
-                raise HeaderLimitError(
-                    f"header {key!r}: value of {vlen} bytes exceeds max_value_bytes={max_value}"
+                raise _refused(
+                    "max_value_bytes",
+                    f"header {key!r}: value of {vlen} bytes exceeds max_value_bytes={max_value}",
                 )
             total += varint_size(klen) + klen + varint_size(vlen) + vlen
         if total > self.max_total_bytes:
-            raise HeaderLimitError(
+            raise _refused(
+                "max_total_bytes",
                 f"headers take {total} bytes encoded, exceeding"
-                f" max_total_bytes={self.max_total_bytes} ({count} headers)"
+                f" max_total_bytes={self.max_total_bytes} ({count} headers)",
             )
 
     @classmethod

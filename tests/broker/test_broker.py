@@ -23,7 +23,8 @@ def test_fixture_broker_round_trips_a_record_with_headers(bootstrap: str, topic:
     consumer.assign([TopicPartition(topic, 0, 0)])
     msg = consumer.poll(10)
     consumer.close()
-    assert msg is not None and msg.error() is None
+    assert msg is not None
+    assert msg.error() is None
     assert msg.headers() == [("a", b"1"), ("a", None)]
 
 
