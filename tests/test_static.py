@@ -29,6 +29,15 @@ def test_ruff_is_clean() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_layer_contracts_hold() -> None:
+    """The import contracts in pyproject.toml (layers, no kheaders -> interceptors imports)."""
+    lint = Path(sys.executable).with_name("lint-imports")
+    if not lint.exists():
+        pytest.fail("import-linter is not installed: it is part of the dev extra")
+    result = _run(str(lint), "--no-cache")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
 def test_package_ships_py_typed() -> None:
     assert (ROOT / "kheaders" / "py.typed").is_file()
     assert (ROOT / "interceptors" / "py.typed").is_file()

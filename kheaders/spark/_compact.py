@@ -1,6 +1,6 @@
 """KIP-280 compaction in Spark SQL: the latest record per key, natively, batch or streaming.
 
-The order is the one written down in :mod:`kheaders._compaction_rules` (and followed by
+The order is the one written down in :mod:`kheaders.compaction._rules` (and followed by
 :mod:`kheaders.compaction`): within a partition the greatest *partition key* wins, then the
 partition winners of a key are compared by the *cross key*. Both keys become Spark structs
 (structs compare field by field, ``false < true``) and ``max_by`` picks the winner, so the
@@ -13,8 +13,8 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as sf
 from pyspark.sql.types import TimestampNTZType, TimestampType
 
-from kheaders._compaction_rules import CompactionRules
 from kheaders._errors import ConfigurationError
+from kheaders.compaction._rules import CompactionRules
 from kheaders.spark._functions import _varlong_of, header_last
 
 _REQUIRED = ("key", "value", "partition", "offset", "timestamp")

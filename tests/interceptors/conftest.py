@@ -11,9 +11,13 @@ from collections.abc import Iterator
 
 import pytest
 from opentelemetry import trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+from kheaders import _telemetry
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +36,26 @@ def provider(exporter: InMemorySpanExporter) -> Iterator[TracerProvider]:
 @pytest.fixture
 def tracer(provider: TracerProvider) -> trace.Tracer:
     return provider.get_tracer("tests")
+
+
+# -- metrics: a fresh SDK MeterProvider with an in-memory reader per test --------------------
+
+
+@pytest.fixture
+def reader() -> InMemoryMetricReader:
+    return InMemoryMetricReader()
+
+
+@pytest.fixture
+def meter_provider(reader: InMemoryMetricReader) -> Iterator[MeterProvider]:
+    mp = MeterProvider(metric_readers=[reader])
+    yield mp
+    mp.shutdown()
+
+
+@pytest.fixture
+def kheaders_counters(meter_provider: MeterProvider) -> Iterator[MeterProvider]:
+    """kheaders' own counters go to ``meter_provider`` for the test."""
+    _telemetry.use_meter_provider(meter_provider)
+    yield meter_provider
+    _telemetry.use_meter_provider(None)

@@ -12,7 +12,7 @@ from pyspark.sql import functions as sf
 
 from kheaders import ConfigurationError
 from kheaders.spark import compact
-from tests.compaction_cases import Case, CaseRecord, load_cases
+from tests.support.compaction_cases import Case, CaseRecord, load_cases
 
 SOURCE_SCHEMA = (
     "key binary, value binary, topic string, partition int, offset bigint, ts_ms bigint,"

@@ -1,0 +1,249 @@
+"""What the metrics interceptors share: instrument names, the per-provider instruments, sampling.
+
+Why counts are kept here and observed, not added per record: an SDK ``Counter.add`` or
+``Histogram.record`` with five attributes costs about 9 µs (attribute cleaning and hashing,
+a lock), four times what producing a record costs. So the interceptors count in plain dicts
+and the SDK reads the totals through asynchronous counters when it collects (the exported
+data is the same monotonic cumulative sum a synchronous counter gives), and durations are
+recorded for every record up to a per-second budget per client, for an evenly spread sample
+of the rest above it.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from typing import Protocol
+
+from opentelemetry import metrics
+from opentelemetry.metrics import CallbackOptions, Histogram, Meter, MeterProvider, Observation
+
+from interceptors._config import Config, get_str, server_address
+from interceptors._tracing_common import (
+    INSTRUMENTATION_NAME,
+    INSTRUMENTATION_VERSION,
+    SCHEMA_URL,
+    SERVER_ADDRESS,
+    SERVER_PORT,
+)
+
+# OpenTelemetry messaging semantic conventions (semconv 0.66b1 / 1.3x names).
+SENT_MESSAGES = "messaging.client.sent.messages"
+CONSUMED_MESSAGES = "messaging.client.consumed.messages"
+OPERATION_DURATION = "messaging.client.operation.duration"
+PROCESS_DURATION = "messaging.process.duration"
+
+DURATION_BUCKETS: tuple[float, ...] = (
+    0.001,
+    0.0025,
+    0.005,
+    0.01,
+    0.025,
+    0.05,
+    0.075,
+    0.1,
+    0.25,
+    0.5,
+    0.75,
+    1.0,
+    2.5,
+    5.0,
+    7.5,
+    10.0,
+)
+"""Seconds: the conventions' advice (5 ms to 10 s) plus 1 and 2.5 ms for a local broker."""
+
+MAX_RATE_KEY = "kheaders.metrics.duration.max.per.second"
+DEFAULT_MAX_RATE = 1000
+
+AttrValue = str | int
+Attrs = dict[str, AttrValue]
+AttrKey = tuple[tuple[str, AttrValue], ...]
+"""Attributes as a hashable, sorted tuple of pairs (one time series)."""
+
+
+def error_type(error: object) -> str:
+    """``error.type``: a KafkaError's name (``_MSG_TIMED_OUT``), else the exception's class."""
+    name = getattr(error, "name", None)
+    if callable(name):
+        return str(name())
+    return type(error).__qualname__
+
+
+def server_attrs(config: Config) -> Attrs:
+    """``server.address`` / ``server.port`` from the first ``bootstrap.servers`` entry."""
+    attrs: Attrs = {}
+    server = server_address(config)
+    if server is not None:
+        attrs[SERVER_ADDRESS] = server[0]
+        if server[1] is not None:
+            attrs[SERVER_PORT] = server[1]
+    return attrs
+
+
+def group_of(config: Config) -> str | None:
+    """The consumer group (``group.id``) of a client config."""
+    return get_str(config, "group.id")
+
+
+def is_noop(provider: MeterProvider | None) -> bool:
+    """True when ``provider`` (``None``: the global one) is the API's own no-op or proxy.
+
+    The API package defines only those two; any other provider is an SDK (or a third-party
+    implementation) that records. Set the MeterProvider before building clients.
+    """
+    use = metrics.get_meter_provider() if provider is None else provider
+    return type(use).__module__.startswith("opentelemetry.metrics")
+
+
+def freeze(attrs: Attrs) -> AttrKey:
+    """``attrs`` as a hashable key."""
+    return tuple(sorted(attrs.items()))
+
+
+class KeyedCounts:
+    """Cumulative counts by a raw key, safe to add to from several threads."""
+
+    __slots__ = ("_counts", "_lock")
+
+    def __init__(self) -> None:
+        self._counts: dict[object, int] = {}
+        self._lock = threading.Lock()
+
+    def add(self, key: object, n: int = 1) -> None:
+        """Add ``n`` to the count of ``key``."""
+        with self._lock:
+            counts = self._counts
+            counts[key] = counts.get(key, 0) + n
+
+    def add_all(self, added: dict[object, int]) -> None:
+        """Add several counts at once (one lock for a whole batch)."""
+        with self._lock:
+            counts = self._counts
+            for key, n in added.items():
+                counts[key] = counts.get(key, 0) + n
+
+    def items(self) -> list[tuple[object, int]]:
+        """A snapshot of every key and its count."""
+        with self._lock:
+            return list(self._counts.items())
+
+
+class CountSource(Protocol):
+    """An interceptor whose cumulative counts an asynchronous counter observes."""
+
+    def counts(self) -> Iterable[tuple[AttrKey, int]]: ...
+
+
+class Sampler:
+    """Allows at most ``limit`` durations per one-second window, spread evenly.
+
+    In a window, every ``stride``-th call is taken until ``limit`` are taken; the stride for
+    the next window comes from this window's call count. ``limit=0`` takes every call. Below
+    the limit every call is taken, so small runs (tests, quiet services) are exact.
+    """
+
+    __slots__ = ("_calls", "_end", "_limit", "_stride", "_taken")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._stride = 1
+        self._calls = 0
+        self._taken = 0
+        self._end = 0.0
+
+    def take(self, now: float) -> bool:
+        """Whether to record the duration of the call at ``now`` (``time.perf_counter()``)."""
+        if not self._limit:
+            return True
+        if now >= self._end:
+            calls = self._calls
+            self._stride = max(1, -(-calls // self._limit))
+            self._calls = self._taken = 0
+            self._end = now + 1.0
+        self._calls += 1
+        if self._taken >= self._limit or self._calls % self._stride:
+            return False
+        self._taken += 1
+        return True
+
+
+class Instruments:
+    """The messaging instruments of one MeterProvider, created once and shared by its clients.
+
+    Two clients with the same attributes (two producers writing one topic) report one series:
+    the asynchronous counters sum every live interceptor's counts by attributes.
+    """
+
+    def __init__(self, meter: Meter) -> None:
+        self._producers: weakref.WeakSet[CountSource] = weakref.WeakSet()
+        self._consumers: weakref.WeakSet[CountSource] = weakref.WeakSet()
+        self.sent = meter.create_observable_counter(
+            SENT_MESSAGES,
+            callbacks=[self._observer(self._producers)],
+            unit="{message}",
+            description="Number of messages producer attempted to send to the broker.",
+        )
+        self.consumed = meter.create_observable_counter(
+            CONSUMED_MESSAGES,
+            callbacks=[self._observer(self._consumers)],
+            unit="{message}",
+            description="Number of messages that were delivered to the application.",
+        )
+        self.operation_duration: Histogram = meter.create_histogram(
+            OPERATION_DURATION,
+            unit="s",
+            description="Duration of messaging operation initiated by a producer or consumer"
+            " client.",
+            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
+        )
+        self.process_duration: Histogram = meter.create_histogram(
+            PROCESS_DURATION,
+            unit="s",
+            description="Duration of processing operation.",
+            explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS),
+        )
+
+    @staticmethod
+    def _observer(
+        sources: weakref.WeakSet[CountSource],
+    ) -> Callable[[CallbackOptions], Iterator[Observation]]:
+        def observe(_options: CallbackOptions) -> Iterator[Observation]:
+            totals: dict[AttrKey, int] = {}
+            for source in list(sources):
+                for key, n in source.counts():
+                    totals[key] = totals.get(key, 0) + n
+            for key, n in totals.items():
+                yield Observation(n, dict(key))
+
+        return observe
+
+    def add_producer(self, source: CountSource) -> None:
+        """Report ``source``'s counts under ``messaging.client.sent.messages`` while it lives."""
+        self._producers.add(source)
+
+    def add_consumer(self, source: CountSource) -> None:
+        """Report ``source``'s counts under ``messaging.client.consumed.messages``."""
+        self._consumers.add(source)
+
+
+_registry: dict[int, tuple[MeterProvider, Instruments]] = {}
+_registry_lock = threading.Lock()
+
+
+def meter_of(provider: MeterProvider | None) -> tuple[MeterProvider, Meter]:
+    """The provider (``None``: the global one now) and the interceptors' meter from it."""
+    use = metrics.get_meter_provider() if provider is None else provider
+    meter = use.get_meter(INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION, schema_url=SCHEMA_URL)
+    return use, meter
+
+
+def instruments(provider: MeterProvider | None) -> Instruments:
+    """The shared instruments of ``provider`` (``None``: the global provider)."""
+    use, meter = meter_of(provider)
+    with _registry_lock:
+        found = _registry.get(id(use))
+        if found is None or found[0] is not use:
+            found = _registry[id(use)] = (use, Instruments(meter))
+        return found[1]

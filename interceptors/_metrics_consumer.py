@@ -1,0 +1,180 @@
+"""MetricsConsumerInterceptor (consumed messages) and ``process_metrics`` (process duration)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TypeAlias
+
+from confluent_kafka import Message
+from opentelemetry.metrics import MeterProvider
+
+from interceptors._config import Config
+from interceptors._metrics_common import (
+    AttrKey,
+    Attrs,
+    KeyedCounts,
+    error_type,
+    freeze,
+    group_of,
+    instruments,
+    is_noop,
+    server_attrs,
+)
+from interceptors._metrics_stats import StatisticsBridge, bridge_of
+from interceptors._tracing_common import (
+    CONSUMER_GROUP,
+    DESTINATION_NAME,
+    ERROR_TYPE,
+    MESSAGING_SYSTEM,
+    OPERATION_NAME,
+    OPERATION_TYPE,
+    PARTITION_ID,
+)
+
+AnyMessage: TypeAlias = "Message[Any, Any]"
+
+
+def _process_attrs(msg: AnyMessage, base: Attrs) -> Attrs:
+    attrs: Attrs = {
+        **base,
+        OPERATION_NAME: "process",
+        OPERATION_TYPE: "process",
+        DESTINATION_NAME: msg.topic() or "",
+    }
+    partition = msg.partition()
+    if partition is not None and partition >= 0:
+        attrs[PARTITION_ID] = str(partition)
+    return attrs
+
+
+@contextmanager
+def process_metrics(
+    msg: AnyMessage,
+    *,
+    consumer_group: str | None = None,
+    meter_provider: MeterProvider | None = None,
+    attributes: Attrs | None = None,
+) -> Iterator[None]:
+    """Record ``messaging.process.duration`` (``s``) for the processing of one record.
+
+    Attributes: ``messaging.system`` (``kafka``), ``messaging.operation.name`` and
+    ``messaging.operation.type`` (``process``), ``messaging.destination.name``,
+    ``messaging.destination.partition.id``, ``messaging.consumer.group.name`` (when given),
+    plus ``attributes``; an exception escaping the block adds ``error.type`` (its class
+    name) and is re-raised.
+
+    >>> from confluent_kafka import Message
+    >>> with process_metrics(Message(topic="orders", partition=0, offset=7)):
+    ...     pass
+    """
+    base: Attrs = {MESSAGING_SYSTEM: "kafka", **(attributes or {})}
+    if consumer_group:
+        base[CONSUMER_GROUP] = consumer_group
+    if is_noop(meter_provider):
+        yield
+        return
+    histogram = instruments(meter_provider).process_duration
+    start = time.perf_counter()
+    try:
+        yield
+    except BaseException as exc:
+        attrs = _process_attrs(msg, base)
+        attrs[ERROR_TYPE] = error_type(exc)
+        histogram.record(time.perf_counter() - start, attrs)
+        raise
+    histogram.record(time.perf_counter() - start, _process_attrs(msg, base))
+
+
+class MetricsConsumerInterceptor:
+    """Consumer interceptor counting ``messaging.client.consumed.messages`` (``{message}``).
+
+    Each record a batch hands to the application (error events excepted) counts once, with
+    ``messaging.system`` (``kafka``), ``messaging.operation.name`` (``poll``),
+    ``messaging.destination.name``, ``messaging.destination.partition.id``,
+    ``messaging.consumer.group.name`` (``group.id``) and ``server.address``/``server.port``.
+    Records that fail to deserialize never reach interceptors: kheaders counts them in
+    ``kheaders.consumer.deserialization.failures``. Processing time is the application's:
+    wrap it in :meth:`process` (``messaging.process.duration``).
+
+    With no MeterProvider (the API's no-op or proxy provider when built or configured)
+    ``on_consume`` returns at once. Messages are returned unchanged.
+    """
+
+    __slots__ = ("__weakref__", "_base", "_bridge", "_counts", "_keys", "_off", "_provider")
+
+    def __init__(self, *, meter_provider: MeterProvider | None = None) -> None:
+        self._provider = meter_provider
+        self._base: Attrs = {MESSAGING_SYSTEM: "kafka"}
+        self._counts = KeyedCounts()
+        self._keys: dict[tuple[str, int], AttrKey] = {}
+        self._bridge: StatisticsBridge | None = None
+        self._bind()
+
+    def _bind(self) -> None:
+        self._off = is_noop(self._provider)
+        if not self._off:
+            instruments(self._provider).add_consumer(self)
+
+    def configure(self, config: Config) -> None:
+        """Read ``group.id`` and ``bootstrap.servers`` for the attributes."""
+        base: Attrs = {MESSAGING_SYSTEM: "kafka", **server_attrs(config)}
+        group = group_of(config)
+        if group:
+            base[CONSUMER_GROUP] = group
+        self._base = base
+        self._keys = {}
+        self._bridge = bridge_of(config)
+        self._bind()
+
+    @property
+    def recording(self) -> bool:
+        """Whether a MeterProvider that records was found (else ``on_consume`` is a no-op)."""
+        return not self._off
+
+    def on_consume(self, messages: list[AnyMessage]) -> list[AnyMessage]:
+        """Count the batch's records by topic and partition; return ``messages``."""
+        if self._off or not messages:
+            return messages
+        batch: dict[object, int] = {}
+        get = batch.get
+        for msg in messages:
+            if msg.error() is None:
+                key = (msg.topic(), msg.partition())
+                batch[key] = get(key, 0) + 1
+        if batch:
+            self._counts.add_all(batch)
+        return messages
+
+    def _key(self, raw: tuple[str, int]) -> AttrKey:
+        found = self._keys.get(raw)
+        if found is None:
+            topic, partition = raw
+            attrs: Attrs = {**self._base, OPERATION_NAME: "poll", DESTINATION_NAME: topic or ""}
+            if partition is not None and partition >= 0:
+                attrs[PARTITION_ID] = str(partition)
+            found = freeze(attrs)
+            if len(self._keys) < 4096:
+                self._keys[raw] = found
+        return found
+
+    def counts(self) -> list[tuple[AttrKey, int]]:
+        """Records consumed so far, by the attributes of the consumed-messages counter."""
+        return [(self._key(raw), n) for raw, n in self._counts.items()]  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        """Stop the statistics bridge of the client's config, if any (counts stay)."""
+        if self._bridge is not None:
+            self._bridge.close()
+
+    def process(self, msg: AnyMessage) -> Any:
+        """:func:`process_metrics` for ``msg`` with this consumer's group and server."""
+        extra = {k: v for k, v in self._base.items() if k != CONSUMER_GROUP}
+        group = self._base.get(CONSUMER_GROUP)
+        return process_metrics(
+            msg,
+            consumer_group=group if isinstance(group, str) else None,
+            meter_provider=self._provider,
+            attributes=extra,
+        )

@@ -1,0 +1,208 @@
+"""MetricsProducerInterceptor: sent messages and send duration (delivery latency) per record."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from contextlib import suppress
+
+from opentelemetry.metrics import MeterProvider
+
+from interceptors._config import Config, get_int
+from interceptors._metrics_common import (
+    DEFAULT_MAX_RATE,
+    MAX_RATE_KEY,
+    AttrKey,
+    Attrs,
+    KeyedCounts,
+    Sampler,
+    error_type,
+    freeze,
+    instruments,
+    is_noop,
+    server_attrs,
+)
+from interceptors._metrics_stats import StatisticsBridge, bridge_of
+from interceptors._tracing_common import (
+    DESTINATION_NAME,
+    ERROR_TYPE,
+    MESSAGING_SYSTEM,
+    OPERATION_NAME,
+    OPERATION_TYPE,
+    PARTITION_ID,
+)
+from kheaders import ConfigurationError, Headers, ProducerRecord, RecordMetadata
+
+MAX_PENDING_KEY = "kheaders.metrics.max.pending"
+DEFAULT_MAX_PENDING = 100_000
+
+_RawKey = tuple[str, int, str | None]
+"""(topic, partition, error.type or None): one series of ``messaging.client.sent.messages``."""
+
+
+class MetricsProducerInterceptor:
+    """Producer interceptor recording the messaging conventions' producer metrics.
+
+    Per record, when it is acknowledged (delivered, failed, or refused before librdkafka
+    took it):
+
+    - ``messaging.client.sent.messages`` (``{message}``) +1, with ``messaging.system``
+      (``kafka``), ``messaging.operation.name`` (``send``), ``messaging.destination.name``,
+      ``messaging.destination.partition.id`` (when known), ``server.address``/``server.port``
+      (first ``bootstrap.servers`` entry) and ``error.type`` when it failed (librdkafka's
+      error name such as ``_MSG_TIMED_OUT``, or the exception's class such as
+      ``HeaderLimitError``);
+    - ``messaging.client.operation.duration`` (``s``): the delivery latency, from ``on_send``
+      to ``on_acknowledgement``, same attributes plus ``messaging.operation.type`` (``send``).
+      At most ``max_durations_per_second`` records a second are timed (0: all), spread
+      evenly; the counter is always exact.
+
+    With no MeterProvider (the API's no-op or proxy provider when the interceptor is built or
+    configured) it records nothing and has no acknowledgement hook, so the producer needs no
+    per-record delivery callback for it. Put it last in the chain: it times the headers
+    object the record leaves with.
+
+    Config keys: ``kheaders.metrics.duration.max.per.second`` (int >= 0, default 1000),
+    ``kheaders.metrics.max.pending`` (records awaiting acknowledgement that keep a start
+    time, default 100,000); ``bootstrap.servers`` feeds ``server.address``.
+    Raises ConfigurationError for a bad value.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_attrs",
+        "_base",
+        "_bridge",
+        "_counts",
+        "_duration",
+        "_max_pending",
+        "_off",
+        "_pending",
+        "_provider",
+        "_sampler",
+        "_settings",
+    )
+
+    def __init__(
+        self,
+        *,
+        meter_provider: MeterProvider | None = None,
+        max_durations_per_second: int | None = None,
+        max_pending: int | None = None,
+    ) -> None:
+        if max_durations_per_second is not None and max_durations_per_second < 0:
+            raise ConfigurationError(
+                f"max_durations_per_second: must be >= 0, got {max_durations_per_second}"
+            )
+        if max_pending is not None and max_pending < 1:
+            raise ConfigurationError(f"max_pending: must be >= 1, got {max_pending}")
+        self._settings = (max_durations_per_second, max_pending)
+        self._provider = meter_provider
+        self._sampler = Sampler(
+            DEFAULT_MAX_RATE if max_durations_per_second is None else max_durations_per_second
+        )
+        self._max_pending = max_pending or DEFAULT_MAX_PENDING
+        self._base: Attrs = {MESSAGING_SYSTEM: "kafka", OPERATION_NAME: "send"}
+        self._counts = KeyedCounts()
+        self._attrs: dict[_RawKey, Attrs] = {}
+        self._pending: dict[int, tuple[Headers, float]] = {}
+        self._bridge: StatisticsBridge | None = None
+        self._bind()
+
+    def _bind(self) -> None:
+        self._off = is_noop(self._provider)
+        if self._off:
+            return
+        found = instruments(self._provider)
+        self._duration = found.operation_duration
+        found.add_producer(self)
+
+    def configure(self, config: Config) -> None:
+        """Read ``bootstrap.servers`` and the ``kheaders.metrics.*`` settings.
+
+        Raises ConfigurationError naming the key at fault.
+        """
+        rate, pending = self._settings
+        if rate is None:
+            self._sampler = Sampler(get_int(config, MAX_RATE_KEY, DEFAULT_MAX_RATE, 0))
+        if pending is None:
+            self._max_pending = get_int(config, MAX_PENDING_KEY, DEFAULT_MAX_PENDING, 1)
+        self._base = {MESSAGING_SYSTEM: "kafka", OPERATION_NAME: "send", **server_attrs(config)}
+        self._attrs = {}
+        self._bridge = bridge_of(config)
+        self._bind()  # a MeterProvider may have been installed since construction
+
+    @property
+    def recording(self) -> bool:
+        """Whether a MeterProvider that records was found (else every hook is a no-op)."""
+        return not self._off
+
+    def on_send(self, record: ProducerRecord) -> ProducerRecord:
+        """Note the send time of the records whose delivery latency is sampled."""
+        if self._off:
+            return record
+        now = time.perf_counter()
+        if self._sampler.take(now):
+            pending = self._pending
+            headers = record.headers
+            pending[id(headers)] = (headers, now)
+            if len(pending) > self._max_pending:
+                with suppress(StopIteration, RuntimeError, KeyError):  # another thread's change
+                    del pending[next(iter(pending))]
+        return record
+
+    @property
+    def on_acknowledgement(self) -> Callable[[RecordMetadata, object, Headers], None]:
+        """The acknowledgement hook; absent (AttributeError) when nothing records."""
+        if self._off:
+            raise AttributeError("on_acknowledgement: no MeterProvider records")
+        return self._acknowledge
+
+    def _acknowledge(self, metadata: RecordMetadata, error: object, headers: Headers) -> None:
+        raw: _RawKey = (
+            metadata.topic,
+            metadata.partition,
+            None if error is None else error_type(error),
+        )
+        self._counts.add(raw)
+        if not self._pending:
+            return
+        entry = self._pending.pop(id(headers), None)
+        if entry is None or entry[0] is not headers:
+            return
+        attrs = self._attrs.get(raw)
+        if attrs is None:
+            attrs = self._attributes(raw, duration=True)
+        self._duration.record(time.perf_counter() - entry[1], attrs)
+
+    def _attributes(self, raw: _RawKey, *, duration: bool) -> Attrs:
+        topic, partition, etype = raw
+        attrs: Attrs = {**self._base, DESTINATION_NAME: topic}
+        if partition >= 0:
+            attrs[PARTITION_ID] = str(partition)
+        if etype is not None:
+            attrs[ERROR_TYPE] = etype
+        if duration:
+            attrs[OPERATION_TYPE] = "send"
+            if len(self._attrs) < 4096:
+                self._attrs[raw] = attrs
+        return attrs
+
+    def counts(self) -> list[tuple[AttrKey, int]]:
+        """Records acknowledged so far, by the attributes of ``messaging.client.sent.messages``."""
+        return [
+            (freeze(self._attributes(raw, duration=False)), n)  # type: ignore[arg-type]
+            for raw, n in self._counts.items()
+        ]
+
+    @property
+    def pending(self) -> int:
+        """How many timed records await their acknowledgement."""
+        return len(self._pending)
+
+    def close(self) -> None:
+        """Forget the send times of records never acknowledged (their counts stay); stop the
+        statistics bridge of the client's config, if any."""
+        self._pending = {}
+        if self._bridge is not None:
+            self._bridge.close()
