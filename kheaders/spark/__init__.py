@@ -14,7 +14,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 from kheaders.spark._arrow import HEADERS_TYPE, arrow_schema, kafka_schema
 from kheaders.spark._compact import compact
-from kheaders.spark._errors import DataLossError, DeliveryError
+from kheaders.spark._errors import DataLossError, DeliveryError, TopicNotFoundError
 from kheaders.spark._functions import (
     header_last,
     header_long,
@@ -27,15 +27,16 @@ from kheaders.spark._functions import (
     trace_id,
     with_header,
 )
+from kheaders.spark._options import DEFAULT_PARTITIONER
 from kheaders.spark._session import prepare_local_spark
 from kheaders.spark._source import (
     KafkaDataSource,
     kafka_connector_available,
     kafka_reader,
+    kafka_writer,
     read_kafka,
     register,
 )
-from kheaders.spark._writer import DEFAULT_PARTITIONER
 
 __all__ = [
     "DEFAULT_PARTITIONER",
@@ -43,6 +44,7 @@ __all__ = [
     "DataLossError",
     "DeliveryError",
     "KafkaDataSource",
+    "TopicNotFoundError",
     "arrow_schema",
     "compact",
     "header_last",
@@ -54,6 +56,7 @@ __all__ = [
     "kafka_connector_available",
     "kafka_reader",
     "kafka_schema",
+    "kafka_writer",
     "parent_span_id",
     "prepare_local_spark",
     "read_kafka",
