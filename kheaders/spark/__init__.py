@@ -37,6 +37,7 @@ from kheaders.spark._source import (
     read_kafka,
     register,
 )
+from kheaders.spark._sql import register_functions
 
 __all__ = [
     "DEFAULT_PARTITIONER",
@@ -61,6 +62,7 @@ __all__ = [
     "prepare_local_spark",
     "read_kafka",
     "register",
+    "register_functions",
     "set_header",
     "trace_id",
     "with_header",
