@@ -13,8 +13,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from kheaders.spark._arrow import HEADERS_TYPE, arrow_schema, kafka_schema
+from kheaders.spark._cluster import check_workers
 from kheaders.spark._compact import compact
-from kheaders.spark._errors import DataLossError, DeliveryError, TopicNotFoundError
+from kheaders.spark._errors import (
+    DataLossError,
+    DeliveryError,
+    TopicNotFoundError,
+    WorkerSetupError,
+)
 from kheaders.spark._functions import (
     header_last,
     header_long,
@@ -46,7 +52,9 @@ __all__ = [
     "DeliveryError",
     "KafkaDataSource",
     "TopicNotFoundError",
+    "WorkerSetupError",
     "arrow_schema",
+    "check_workers",
     "compact",
     "header_last",
     "header_long",

@@ -15,3 +15,7 @@ class DeliveryError(KHeadersError, RuntimeError):
 
 class TopicNotFoundError(ConfigurationError):
     """A topic (or partition) the read names does not exist; the message names it."""
+
+
+class WorkerSetupError(KHeadersError, RuntimeError):
+    """Spark's Python workers cannot import kheaders (or confluent-kafka, pyarrow)."""

@@ -263,7 +263,7 @@ def source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOpti
         raise ConfigurationError("option 'endingOffsets' is not supported in streaming queries")
     ending = parse_offsets(ending_text, "endingOffsets", "latest")
     if not streaming:
-        _check_batch_bounds(starting, ending)
+        check_batch_bounds(starting, ending)
     poll_timeout = _positive(options, "kafkaConsumer.pollTimeoutMs") or 120_000
     return SourceOptions(
         conf=conf,
@@ -285,7 +285,8 @@ def source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOpti
     )
 
 
-def _check_batch_bounds(starting: OffsetSpec, ending: OffsetSpec) -> None:
+def check_batch_bounds(starting: OffsetSpec, ending: OffsetSpec) -> None:
+    """Raises ConfigurationError for bounds a batch read cannot have (start at latest, ...)."""
     if starting == "latest":
         raise ConfigurationError("startingOffsets 'latest' is not valid for batch queries")
     if ending == "earliest":

@@ -23,6 +23,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from kheaders.spark._arrow import kafka_schema
+from kheaders.spark._cluster import check_workers
 from kheaders.spark._errors import DataLossError
 from kheaders.spark._offsets import (
     TP,
@@ -210,8 +211,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._reader = None
 
 
-def register(spark: SparkSession) -> None:
-    """Register the ``kheaders`` data source with ``spark`` (idempotent)."""
+def register(spark: SparkSession, *, check: bool = True) -> None:
+    """Register the ``kheaders`` data source with ``spark`` (idempotent).
+
+    With ``check`` (once per application) a tiny task first makes sure Spark's Python
+    workers can import kheaders, confluent-kafka and pyarrow. Raises WorkerSetupError,
+    saying how to ship them (docs/spark-cluster.md), when they cannot.
+    """
+    if check:
+        check_workers(spark)
     spark.dataSource.register(KafkaDataSource)
 
 
