@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeAlias
 
@@ -98,8 +98,9 @@ class MetricsConsumerInterceptor:
     ``kheaders.consumer.deserialization.failures``. Processing time is the application's:
     wrap it in :meth:`process` (``messaging.process.duration``).
 
-    With no MeterProvider (the API's no-op or proxy provider when built or configured)
-    ``on_consume`` returns at once. Messages are returned unchanged.
+    With no MeterProvider (the API's no-op or proxy provider when built or configured) it
+    has no ``on_consume`` (a property raising AttributeError): the chain leaves it out.
+    Messages are returned unchanged.
     """
 
     __slots__ = ("__weakref__", "_base", "_bridge", "_counts", "_keys", "_off", "_provider")
@@ -133,9 +134,16 @@ class MetricsConsumerInterceptor:
         """Whether a MeterProvider that records was found (else ``on_consume`` is a no-op)."""
         return not self._off
 
-    def on_consume(self, messages: list[AnyMessage]) -> list[AnyMessage]:
+    @property
+    def on_consume(self) -> Callable[[list[AnyMessage]], list[AnyMessage]]:
+        """The batch hook; absent (AttributeError) when nothing records."""
+        if self._off:
+            raise AttributeError("on_consume: no MeterProvider records")
+        return self._consume
+
+    def _consume(self, messages: list[AnyMessage]) -> list[AnyMessage]:
         """Count the batch's records by topic and partition; return ``messages``."""
-        if self._off or not messages:
+        if not messages:
             return messages
         batch: dict[object, int] = {}
         get = batch.get

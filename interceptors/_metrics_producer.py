@@ -58,9 +58,9 @@ class MetricsProducerInterceptor:
       evenly; the counter is always exact.
 
     With no MeterProvider (the API's no-op or proxy provider when the interceptor is built or
-    configured) it records nothing and has no acknowledgement hook, so the producer needs no
-    per-record delivery callback for it. Put it last in the chain: it times the headers
-    object the record leaves with.
+    configured) it has no hooks at all (they are properties raising AttributeError), so the
+    chain leaves it out and the producer costs what it costs without it. Put it last in the
+    chain: it times the headers object the record leaves with.
 
     Config keys: ``kheaders.metrics.duration.max.per.second`` (int >= 0, default 1000),
     ``kheaders.metrics.max.pending`` (records awaiting acknowledgement that keep a start
@@ -137,10 +137,16 @@ class MetricsProducerInterceptor:
         """Whether a MeterProvider that records was found (else every hook is a no-op)."""
         return not self._off
 
-    def on_send(self, record: ProducerRecord) -> ProducerRecord:
-        """Note the send time of the records whose delivery latency is sampled."""
+    @property
+    def on_send(self) -> Callable[[ProducerRecord], ProducerRecord]:
+        """The send hook; absent (AttributeError) when nothing records, so that a producer
+        whose chain has nothing else keeps its lean path."""
         if self._off:
-            return record
+            raise AttributeError("on_send: no MeterProvider records")
+        return self._send
+
+    def _send(self, record: ProducerRecord) -> ProducerRecord:
+        """Note the send time of the records whose delivery latency is sampled."""
         now = time.perf_counter()
         if self._sampler.take(now):
             pending = self._pending

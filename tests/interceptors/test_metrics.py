@@ -108,11 +108,21 @@ def test_no_meter_provider_means_no_recording_and_no_acknowledgement_hook() -> N
 
     icpt = MetricsProducerInterceptor(meter_provider=NoOpMeterProvider())
     assert not icpt.recording
+    assert not hasattr(icpt, "on_send")
     assert not hasattr(icpt, "on_acknowledgement")
     producer = Producer({"bootstrap.servers": "127.0.0.1:9"}, interceptors=[icpt])
-    assert not producer.interceptors.on_acknowledgement  # no per-record delivery callback
+    # the chain leaves the idle interceptor out: the producer keeps its lean path
+    assert not producer.interceptors.on_send
+    assert not producer.interceptors.on_acknowledgement
+    assert "produce" in vars(producer)  # the lean produce function, set per instance
     producer.close(0)
-    assert not MetricsConsumerInterceptor(meter_provider=NoOpMeterProvider()).recording
+    consumer_icpt = MetricsConsumerInterceptor(meter_provider=NoOpMeterProvider())
+    assert not consumer_icpt.recording
+    consumer = Consumer(
+        {"bootstrap.servers": "127.0.0.1:9", "group.id": "g"}, interceptors=[consumer_icpt]
+    )
+    assert not consumer.interceptors.on_consume
+    consumer.close()
 
 
 def test_consumer_counts_consumed_records_and_times_processing_with_errors(
