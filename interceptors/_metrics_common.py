@@ -55,7 +55,7 @@ DURATION_BUCKETS: tuple[float, ...] = (
 """Seconds: the conventions' advice (5 ms to 10 s) plus 1 and 2.5 ms for a local broker."""
 
 MAX_RATE_KEY = "kheaders.metrics.duration.max.per.second"
-DEFAULT_MAX_RATE = 1000
+DEFAULT_MAX_RATE = 100
 
 AttrValue = str | int
 Attrs = dict[str, AttrValue]

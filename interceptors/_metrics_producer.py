@@ -62,7 +62,7 @@ class MetricsProducerInterceptor:
     chain leaves it out and the producer costs what it costs without it. Put it last in the
     chain: it times the headers object the record leaves with.
 
-    Config keys: ``kheaders.metrics.duration.max.per.second`` (int >= 0, default 1000),
+    Config keys: ``kheaders.metrics.duration.max.per.second`` (int >= 0, default 100),
     ``kheaders.metrics.max.pending`` (records awaiting acknowledgement that keep a start
     time, default 100,000); ``bootstrap.servers`` feeds ``server.address``.
     Raises ConfigurationError for a bad value.
