@@ -14,10 +14,10 @@ from interceptors._metrics_common import (
     MAX_RATE_KEY,
     AttrKey,
     Attrs,
-    KeyedCounts,
+    Instruments,
     Sampler,
+    SeriesCounts,
     error_type,
-    freeze,
     instruments,
     is_noop,
     server_attrs,
@@ -69,7 +69,6 @@ class MetricsProducerInterceptor:
     """
 
     __slots__ = (
-        "__weakref__",
         "_attrs",
         "_base",
         "_bridge",
@@ -79,6 +78,7 @@ class MetricsProducerInterceptor:
         "_off",
         "_pending",
         "_provider",
+        "_registry",
         "_sampler",
         "_settings",
     )
@@ -103,10 +103,11 @@ class MetricsProducerInterceptor:
         )
         self._max_pending = max_pending or DEFAULT_MAX_PENDING
         self._base: Attrs = {MESSAGING_SYSTEM: "kafka", OPERATION_NAME: "send"}
-        self._counts = KeyedCounts()
+        self._counts = SeriesCounts(self._sent_attributes)
         self._attrs: dict[_RawKey, Attrs] = {}
         self._pending: dict[int, tuple[Headers, float]] = {}
         self._bridge: StatisticsBridge | None = None
+        self._registry: Instruments | None = None
         self._bind()
 
     def _bind(self) -> None:
@@ -114,8 +115,12 @@ class MetricsProducerInterceptor:
         if self._off:
             return
         found = instruments(self._provider)
-        self._duration = found.operation_duration
-        found.add_producer(self)
+        if found is not self._registry:
+            if self._registry is not None:
+                self._registry.producers.retire(self._counts)
+            self._registry = found
+            self._duration = found.operation_duration
+            found.producers.add(self._counts)
 
     def configure(self, config: Config) -> None:
         """Read ``bootstrap.servers`` and the ``kheaders.metrics.*`` settings.
@@ -129,6 +134,7 @@ class MetricsProducerInterceptor:
             self._max_pending = get_int(config, MAX_PENDING_KEY, DEFAULT_MAX_PENDING, 1)
         self._base = {MESSAGING_SYSTEM: "kafka", OPERATION_NAME: "send", **server_attrs(config)}
         self._attrs = {}
+        self._counts.reset_attributes()
         self._bridge = bridge_of(config)
         self._bind()  # a MeterProvider may have been installed since construction
 
@@ -194,12 +200,12 @@ class MetricsProducerInterceptor:
                 self._attrs[raw] = attrs
         return attrs
 
+    def _sent_attributes(self, raw: _RawKey) -> Attrs:
+        return self._attributes(raw, duration=False)
+
     def counts(self) -> list[tuple[AttrKey, int]]:
         """Records acknowledged so far, by the attributes of ``messaging.client.sent.messages``."""
-        return [
-            (freeze(self._attributes(raw, duration=False)), n)  # type: ignore[arg-type]
-            for raw, n in self._counts.items()
-        ]
+        return self._counts.counts()
 
     @property
     def pending(self) -> int:
@@ -207,8 +213,11 @@ class MetricsProducerInterceptor:
         return len(self._pending)
 
     def close(self) -> None:
-        """Forget the send times of records never acknowledged (their counts stay); stop the
-        statistics bridge of the client's config, if any."""
+        """Forget the send times of records never acknowledged; keep the counts in the
+        counter's totals (a closed client's series stays); stop the statistics bridge of the
+        client's config, if any."""
         self._pending = {}
+        if self._registry is not None:
+            self._registry.producers.retire(self._counts)
         if self._bridge is not None:
             self._bridge.close()

@@ -239,3 +239,34 @@ def test_process_metrics_without_an_interceptor(
             "messaging.consumer.group.name": "billing",
         }
     ]
+
+
+def test_two_clients_with_equal_attributes_sum_and_a_closed_clients_counts_stay(
+    meter_provider: MeterProvider, reader: InMemoryMetricReader
+) -> None:
+    from kheaders import Headers, RecordMetadata
+
+    config = {"bootstrap.servers": "broker-a:9092"}
+    first, second = (MetricsProducerInterceptor(meter_provider=meter_provider) for _ in "ab")
+    for icpt, n in ((first, 2), (second, 3)):
+        icpt.configure(config)
+        for _ in range(n):
+            icpt.on_acknowledgement(RecordMetadata("orders", 1, 5), None, Headers())
+    first.close()
+    first.close()  # twice: counted once
+    sent = collect(reader)[SENT_MESSAGES]
+    assert sent.points == [
+        (
+            {
+                "messaging.system": "kafka",
+                "messaging.operation.name": "send",
+                "server.address": "broker-a",
+                "server.port": 9092,
+                "messaging.destination.name": "orders",
+                "messaging.destination.partition.id": "1",
+            },
+            5,
+        )
+    ]
+    second.on_acknowledgement(RecordMetadata("orders", 1, 6), None, Headers())
+    assert collect(reader)[SENT_MESSAGES].value(messaging__destination__name="orders") == 6
