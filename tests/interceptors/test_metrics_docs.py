@@ -37,6 +37,7 @@ def test_every_instrument_is_listed_with_its_unit() -> None:
         _metrics_stats.QUEUE_MESSAGES: "{message}",
         _metrics_stats.QUEUE_BYTES: "By",
         _metrics_stats.CONSUMER_LAG: "{message}",
+        _metrics_stats.CONSUMER_LAG_STORED: "{message}",
         _metrics_stats.BROKER_RTT: "s",
         _metrics_stats.BROKER_RTT_P99: "s",
     }
