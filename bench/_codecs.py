@@ -309,7 +309,7 @@ def codec_groups(env: Env) -> list[Group]:
     ]
 
     # varints: (name, kheaders writer/reader names, kio writer/reader, bits, signed)
-    from kheaders import _varint
+    from kheaders._codec import varint as _varint
 
     varints = [
         (

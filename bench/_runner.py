@@ -43,9 +43,10 @@ def _factories() -> list[tuple[str, Factory]]:
     from bench._codecs import codec_groups
     from bench._consume import consume_group, memory_group
     from bench._metrics import metrics_groups
-    from bench._produce import produce_group, spans_group, traced_group
+    from bench._produce import plain_group, produce_group, spans_group, traced_group
 
     return [
+        ("produce-plain", plain_group),
         ("produce", produce_group),
         ("produce-traced", traced_group),
         ("produce-spans", spans_group),
@@ -57,6 +58,7 @@ def _factories() -> list[tuple[str, Factory]]:
 
 
 GROUP_NAMES = (
+    "produce-plain",
     "produce",
     "produce-traced",
     "produce-spans",

@@ -12,7 +12,7 @@ text cut to ``key_limit`` characters, ``trace_id`` from the record's ``tracepare
                           (``consume="batch"``)
 - ``kafka.commit``        with ``offsets`` as ``[topic, partition, offset]`` triples
 
-Redaction (see :mod:`kheaders._redact`): ``authorization``, ``cookie`` and keys containing
+Redaction (see :mod:`kheaders._model.redact`): ``authorization``, ``cookie`` and keys containing
 ``token``, ``secret``, ``password`` or ``key`` are shown as ``<redacted>``. Config keys:
 ``kheaders.logging.level`` (debug|info|warning|error, default info),
 ``kheaders.logging.redact`` (bool, default true), ``kheaders.logging.redact.extra`` and
@@ -44,8 +44,8 @@ from kheaders import (
     Redactor,
     extract_trace_parent,
     render_headers,
+    render_value,
 )
-from kheaders._redact import render_value
 
 LEVEL_KEY = "kheaders.logging.level"
 REDACT_KEY = "kheaders.logging.redact"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kheaders._chain import (
+from kheaders._client.chain import (
     Closeable,
     Configurable,
     InterceptorChain,
@@ -11,9 +11,13 @@ from kheaders._chain import (
     OnConsume,
     OnSend,
 )
-from kheaders._codec import ValueCodec
-from kheaders._consumer import Consumer, wrap_consumer
-from kheaders._deadletter import DeadLetterPublisher, dead_letter_headers
+from kheaders._client.consumer import Consumer, wrap_consumer
+from kheaders._client.deadletter import DeadLetterPublisher, dead_letter_headers
+from kheaders._client.producer import Producer, wrap_producer
+from kheaders._client.records import ProducerRecord, RecordMetadata
+from kheaders._codec.protocol import ValueCodec
+from kheaders._codec.struct import TaggedStruct
+from kheaders._codec.values import BOOL, JSON, LONG, TEXT, TEXT_LENIENT, UUID, VARLONG
 from kheaders._errors import (
     BrokerUnavailableError,
     ConfigurationError,
@@ -24,12 +28,18 @@ from kheaders._errors import (
     ReadOnlyHeadersError,
     SerializationError,
 )
-from kheaders._headers import Header, Headers, HeaderTypes, HeaderValue
-from kheaders._limits import HeaderLimits
-from kheaders._producer import Producer, wrap_producer
-from kheaders._records import ProducerRecord, RecordMetadata
-from kheaders._redact import Redactor, is_sensitive, render_headers
-from kheaders._serde import (
+from kheaders._model.headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._model.limits import HeaderLimits
+from kheaders._model.redact import Redactor, is_sensitive, render_headers, render_value
+from kheaders._model.traceparent import (
+    TraceParent,
+    extract_trace_parent,
+    extract_trace_state,
+    format_tracestate,
+    parse_traceparent,
+    parse_tracestate,
+)
+from kheaders._serde.builtin import (
     CONTENT_TYPE,
     BytesDeserializer,
     BytesSerializer,
@@ -42,7 +52,7 @@ from kheaders._serde import (
     StringDeserializer,
     StringSerializer,
 )
-from kheaders._serde_confluent import (
+from kheaders._serde.confluent import (
     FromConfluentDeserializer,
     FromConfluentSerializer,
     ToConfluentDeserializer,
@@ -50,23 +60,13 @@ from kheaders._serde_confluent import (
     from_confluent,
     to_confluent,
 )
-from kheaders._serde_json import (
+from kheaders._serde.json import (
     ContentTypeDeserializer,
     JsonDeserializer,
     JsonSerializer,
     media_type,
 )
-from kheaders._serde_protocols import Deserializer, Serializer
-from kheaders._struct import TaggedStruct
-from kheaders._traceparent import (
-    TraceParent,
-    extract_trace_parent,
-    extract_trace_state,
-    format_tracestate,
-    parse_traceparent,
-    parse_tracestate,
-)
-from kheaders._values import BOOL, JSON, LONG, TEXT, TEXT_LENIENT, UUID, VARLONG
+from kheaders._serde.protocols import Deserializer, Serializer
 
 __version__ = "0.1.0"
 
@@ -138,6 +138,7 @@ __all__ = [
     "parse_traceparent",
     "parse_tracestate",
     "render_headers",
+    "render_value",
     "to_confluent",
     "wrap_consumer",
     "wrap_producer",

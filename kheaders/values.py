@@ -13,8 +13,7 @@ as field types too) whose optional fields are KIP-482 tagged fields.
 
 from __future__ import annotations
 
-from kheaders._codec import ValueCodec
-from kheaders._fieldtypes import (
+from kheaders._codec.fieldtypes import (
     BYTES,
     FLOAT64,
     INT8,
@@ -32,8 +31,9 @@ from kheaders._fieldtypes import (
     nullable_array,
     struct_type,
 )
-from kheaders._struct import Field, StructCodec, TaggedStruct, field, tagged
-from kheaders._values import (
+from kheaders._codec.protocol import ValueCodec
+from kheaders._codec.struct import Field, StructCodec, TaggedStruct, field, tagged
+from kheaders._codec.values import (
     BOOL,
     JSON,
     LONG,

@@ -15,7 +15,7 @@ byte offset) on malformed input. Writers raise ValueError for values out of rang
 
 from __future__ import annotations
 
-from kheaders._compact import (
+from kheaders._codec.compact_types import (
     Buffer,
     read_compact_array,
     read_compact_bytes,
@@ -24,11 +24,8 @@ from kheaders._compact import (
     write_compact_bytes,
     write_compact_string,
 )
-from kheaders._errors import DecodeError
-from kheaders._headers import Headers, HeaderTypes
-from kheaders._headerwire import decode_block
-from kheaders._tagged import read_tagged_fields, write_tagged_fields
-from kheaders._varint import (
+from kheaders._codec.tagged import read_tagged_fields, write_tagged_fields
+from kheaders._codec.varint import (
     read_unsigned_varint,
     read_varint,
     read_varlong,
@@ -37,6 +34,9 @@ from kheaders._varint import (
     write_varint,
     write_varlong,
 )
+from kheaders._errors import DecodeError
+from kheaders._model.headers import Headers, HeaderTypes, trusted
+from kheaders._model.headerwire import decode_block
 
 __all__ = [
     "Buffer",
@@ -90,7 +90,4 @@ def read_headers(data: Buffer, offset: int = 0) -> tuple[Headers, int]:
         raise DecodeError("negative offset", offset)
     view = data if type(data) is bytes else bytes(data)
     items, pos = decode_block(view, offset)
-    headers = Headers.__new__(Headers)
-    headers._items = items  # decode_block made every item a Header
-    headers._read_only = False
-    return headers, pos
+    return trusted(items, read_only=False), pos  # decode_block made every item a Header

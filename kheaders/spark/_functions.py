@@ -19,7 +19,7 @@ ColumnOrName = Column | str
 """A Column, or the name of one."""
 
 _HEX_BYTE = "[0-9a-f]"
-# W3C Trace Context as kheaders._traceparent reads it: ASCII only, optional spaces/tabs
+# W3C Trace Context as kheaders._model.traceparent reads it: ASCII only, optional spaces/tabs
 # around the value, version-traceid-parentid-flags in lowercase hex, and after the 55
 # characters of version 00 a future version may carry "-..." (group 5, lazy so trailing
 # white space is not part of it). \z, not $: Java's $ also matches before a final newline.
@@ -159,7 +159,7 @@ def trace_id(headers: ColumnOrName) -> Column:
     span id, wrong field lengths or counts, trailing data after version ``00``, a future
     version whose extra data does not start with ``-``, or bytes that are not ASCII.
     Spaces and tabs around the value are ignored. Same answers as
-    ``kheaders._traceparent.extract_trace_parent``.
+    ``kheaders._model.traceparent.extract_trace_parent``.
     """
     return _traceparent_part(headers, 2)
 

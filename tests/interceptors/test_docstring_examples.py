@@ -13,8 +13,8 @@ MODULES = [
     "interceptors.logging",
     "interceptors._tracing_consumer",
     "interceptors._config",
-    "kheaders._traceparent",
-    "kheaders._redact",
+    "kheaders._model.traceparent",
+    "kheaders._model.redact",
 ]
 
 

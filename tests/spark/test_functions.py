@@ -9,8 +9,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
 from kheaders import DecodeError, Headers
-from kheaders._codec import ValueCodec
-from kheaders._traceparent import extract_trace_parent
+from kheaders._codec.protocol import ValueCodec
+from kheaders._model.traceparent import extract_trace_parent
 from kheaders.spark import (
     header_last,
     header_long,
@@ -24,7 +24,7 @@ from kheaders.spark import (
     with_header,
 )
 from kheaders.values import LONG, TEXT, VARLONG
-from tests.header_function_cases import CASES
+from tests.support.header_function_cases import CASES
 
 pytestmark = pytest.mark.spark
 

@@ -15,7 +15,6 @@ from confluent_kafka import (
     Message,
     Producer,
 )
-from kafka_helpers import consume_all, produce
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -33,6 +32,7 @@ from kheaders.spark._arrow import BatchBuilder
 from kheaders.spark._offsets import OffsetRange, check_start, rate_limit, split
 from kheaders.spark._options import source_options
 from kheaders.spark._reader import read_range
+from tests.spark.kafka_helpers import consume_all, produce
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]

@@ -8,11 +8,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from kafka_helpers import consume_all, produce
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.datasource import ReadAllAvailable, ReadMaxRows
 
 from kheaders.spark import KafkaDataSource, kafka_schema, register
+from tests.spark.kafka_helpers import consume_all, produce
 
 pytestmark = pytest.mark.spark
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from kafka_helpers import consume_all
 from pyspark.sql import SparkSession
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from kheaders import ConfigurationError
 from kheaders.spark import HEADERS_TYPE, register
 from kheaders.spark._writer import sink_options
+from tests.spark.kafka_helpers import consume_all
 
 pytestmark = pytest.mark.spark
 

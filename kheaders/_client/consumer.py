@@ -1,0 +1,402 @@
+"""A header-aware consumer around ``confluent_kafka.Consumer``, with interceptors and deserializers.
+
+Every record returned has ``msg.headers()`` as a read-only :class:`Headers` (empty, never
+``None``), wrapped over librdkafka's own list without touching each header, and ``key()`` /
+``value()`` deserialized with the topic and headers. Error events (``msg.error()`` set) pass
+through untouched.
+
+A deserializer failure never loses a record nor stops the consumer:
+
+* ``poll()`` raises :class:`DeserializationError` for that record (the consumer has already
+  moved past it); the next ``poll()`` returns the next record.
+* ``consume()`` returns the batch's good records and keeps the failures; the next ``poll()``
+  or ``consume()`` raises them, one per call and in order, before fetching more. When no
+  record of a batch was good, the first failure is raised at once.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import confluent_kafka
+from confluent_kafka import KafkaError, Message, TopicPartition
+
+from kheaders import _telemetry
+from kheaders._client.chain import CONSUMER_HOOKS, InterceptorChain
+from kheaders._client.config import _close_quietly, resolve
+from kheaders._client.wrapping import ClientWrapper
+from kheaders._errors import DeserializationError
+from kheaders._log import get_logger
+from kheaders._model.headers import received
+
+CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
+"""librdkafka's ``on_commit`` config callback: ``(err, partitions)``."""
+
+_log = get_logger("kheaders.consumer")
+
+_EMPTY = received([])
+
+
+def _commit_callback(chain: InterceptorChain, user: CommitCallback | None) -> CommitCallback:
+    """Our ``on_commit`` config callback: interceptors (successes only), then the user's."""
+
+    def on_commit(err: KafkaError | None, partitions: list[TopicPartition]) -> None:
+        if err is None:
+            done = [tp for tp in partitions if tp.error is None]
+            if done:
+                chain.commit(done)
+        if user is not None:
+            user(err, partitions)
+
+    return on_commit
+
+
+_headers_of = operator.methodcaller("headers")
+"""``msg.headers()`` through a C-level call that checks the result.
+
+confluent-kafka 2.16 returns from ``Message.headers()`` with a UnicodeDecodeError still set
+when a header key is not UTF-8. A plain ``msg.headers()`` call, once CPython 3.11 has
+specialized it, does not check for that, so a SystemError pops up at some later, unrelated
+call (or the interpreter crashes). ``methodcaller`` makes the call go through
+``PyObject_Vectorcall``, which turns it into a SystemError here, where it is handled.
+"""
+
+
+def _unreadable_headers(msg: Message, exc: BaseException) -> DeserializationError:
+    """The error for a record whose headers confluent-kafka cannot read (a non-UTF-8 key).
+
+    confluent-kafka 2.16 fails ``Message.headers()`` (SystemError) when a header key is not
+    UTF-8, and offers no raw form: such a record keeps its key and value, its headers are
+    set to empty, and it comes to the application as a DeserializationError (``field``
+    ``"headers"``) that can go to a dead-letter topic like any other.
+    """
+    msg.set_headers(_EMPTY)  # type: ignore[arg-type]
+    _telemetry.deserialization_failed(msg.topic(), "headers")
+    return DeserializationError(
+        f"headers of the record at topic {msg.topic()!r} partition {msg.partition()} offset"
+        f" {msg.offset()} are unreadable: a header key is not UTF-8 (confluent-kafka cannot"
+        f" decode it: {type(exc).__name__}); its key and value are intact",
+        message=msg,
+        field="headers",
+    )
+
+
+def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
+    try:
+        return InterceptorChain(interceptors, strict=strict, hooks=CONSUMER_HOOKS)
+    except BaseException:
+        _close_quietly(interceptors)
+        raise
+
+
+class Consumer(ClientWrapper):
+    """A ``confluent_kafka.Consumer`` returning records with :class:`Headers` and decoded data.
+
+    ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
+    ``key.deserializer``, ``value.deserializer``), removed before librdkafka sees it. When an
+    interceptor implements ``on_commit``, kheaders installs its own ``on_commit`` callback
+    (calling the interceptors, then the config's ``on_commit``, if any), so async and
+    automatic commits reach the interceptors too.
+
+    Raises ConfigurationError for a bad kheaders setting (naming it), TypeError for an object
+    that implements no consumer hook, and KafkaException for a setting librdkafka rejects.
+    """
+
+    _client_attr = "_consumer"
+    __slots__ = (
+        "_chain",
+        "_closed",
+        "_consumer",
+        "_extra",
+        "_group",
+        "_key_de",
+        "_pending",
+        "_value_de",
+    )
+
+    def __init__(
+        self,
+        config: Mapping[str, object],
+        *,
+        interceptors: Iterable[object] = (),
+        key_deserializer: object = None,
+        value_deserializer: object = None,
+        strict: bool = False,
+    ) -> None:
+        setup = resolve(
+            config,
+            interceptors=interceptors,
+            key=key_deserializer,
+            value=value_deserializer,
+            producer=False,
+        )
+        chain = _chain(setup.interceptors, strict)
+        rdkafka = setup.rdkafka
+        if chain.on_commit:
+            user = rdkafka.get("on_commit")
+            rdkafka["on_commit"] = _commit_callback(chain, user)  # type: ignore[arg-type]
+        try:
+            raw = confluent_kafka.Consumer(rdkafka)
+        except BaseException:
+            chain.close()
+            raise
+        group = config.get("group.id")
+        self._setup(raw, chain, setup.key, setup.value, group if isinstance(group, str) else None)
+
+    def _setup(
+        self,
+        raw: confluent_kafka.Consumer,
+        chain: InterceptorChain,
+        key_de: Callable[..., object] | None,
+        value_de: Callable[..., object] | None,
+        group: str | None,
+    ) -> None:
+        self._consumer = raw
+        self._chain = chain
+        self._key_de = key_de
+        self._value_de = value_de
+        self._group = group
+        self._pending: deque[DeserializationError] = deque()
+        self._extra: deque[Message] = deque()  # records an on_consume added to a poll()
+        self._closed = False
+
+    @classmethod
+    def _wrap(
+        cls,
+        raw: confluent_kafka.Consumer,
+        chain: InterceptorChain,
+        key_de: Callable[..., object] | None,
+        value_de: Callable[..., object] | None,
+        group: str | None,
+    ) -> Consumer:
+        self = cls.__new__(cls)
+        self._setup(raw, chain, key_de, value_de, group)
+        return self
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _prepare(self, msg: Message) -> None:
+        """Wrap the headers read-only; deserialize key and value (both, or neither, applied).
+
+        Raises DeserializationError carrying the untouched record.
+        """
+        try:
+            raw_headers = _headers_of(msg)
+        except (SystemError, UnicodeDecodeError) as exc:
+            raise _unreadable_headers(msg, exc) from exc
+        # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
+        headers = received(raw_headers) if raw_headers else _EMPTY
+        msg.set_headers(headers)  # type: ignore[arg-type]
+        kd = self._key_de
+        vd = self._value_de
+        if kd is None and vd is None:
+            return
+        topic = msg.topic() or ""
+        field = "key"
+        try:
+            key = kd(topic, headers, msg.key()) if kd is not None else None
+            field = "value"
+            value = vd(topic, headers, msg.value()) if vd is not None else None
+        except Exception as exc:
+            _telemetry.deserialization_failed(topic, field)
+            raise DeserializationError(
+                f"{field} deserializer failed for the record at topic {topic!r} partition"
+                f" {msg.partition()} offset {msg.offset()}: {type(exc).__name__}: {exc}",
+                message=msg,
+                field=field,
+            ) from exc
+        if kd is not None:
+            msg.set_key(key)
+        if vd is not None:
+            msg.set_value(value)
+
+    def poll(self, timeout: float = -1) -> Message | None:
+        """The next record or event, or ``None`` on timeout (or when interceptors dropped it).
+
+        Raises DeserializationError for a record that failed to deserialize (or one kept from
+        a previous ``consume()``); the consumer has moved past it.
+        """
+        if self._pending:
+            raise self._pending.popleft()
+        if self._extra:
+            return self._extra.popleft()
+        msg = self._consumer.poll(timeout)
+        if msg is None or msg.error() is not None:
+            return msg
+        self._prepare(msg)
+        if self._chain.on_consume:
+            out = self._chain.consume([msg])
+            if not out:
+                return None
+            self._extra.extend(out[1:])  # never dropped: the next calls return them
+            return out[0]
+        return msg
+
+    def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
+        """Up to ``num_messages`` records and events; the good records of a batch are returned.
+
+        Raises DeserializationError: one kept from an earlier batch (before fetching), or the
+        first failure of a batch in which no record deserialized (the rest are kept).
+        """
+        if self._pending:
+            raise self._pending.popleft()
+        if self._extra:
+            take = min(max(num_messages, 1), len(self._extra))
+            return [self._extra.popleft() for _ in range(take)]
+        msgs = self._consumer.consume(num_messages, timeout)
+        if not msgs:
+            return msgs
+        if self._key_de is None and self._value_de is None:
+            # the common case, kept lean: one small call wraps a record's headers
+            wrap = received
+            events = False
+            bad: list[Message] = []
+            for msg in msgs:
+                if msg.error() is None:
+                    try:
+                        h = _headers_of(msg)
+                    except (SystemError, UnicodeDecodeError) as exc:
+                        self._pending.append(_unreadable_headers(msg, exc))
+                        bad.append(msg)
+                        continue
+                    if h:
+                        msg.set_headers(wrap(h))  # type: ignore[arg-type]
+                    else:
+                        msg.set_headers(_EMPTY)  # type: ignore[arg-type]
+                else:
+                    events = True
+            out = [m for m in msgs if m not in bad] if bad else msgs
+        else:
+            out, events = self._prepare_batch(msgs)
+        if self._chain.on_consume and out:
+            out = self._intercept(out, events)
+        if not out and self._pending:
+            raise self._pending.popleft()
+        return out
+
+    def _prepare_batch(self, msgs: list[Message]) -> tuple[list[Message], bool]:
+        """Prepare each record; keep failures in ``_pending``; return the rest (in order)."""
+        prepare = self._prepare
+        out: list[Message] = []
+        events = False
+        for msg in msgs:
+            if msg.error() is not None:
+                events = True
+            else:
+                try:
+                    prepare(msg)
+                except DeserializationError as exc:
+                    self._pending.append(exc)
+                    continue
+            out.append(msg)
+        return out, events
+
+    def _intercept(self, out: list[Message], events: bool) -> list[Message]:
+        """on_consume over the batch's records; error events follow them, untouched."""
+        if not events:
+            return self._chain.consume(out)
+        records = [m for m in out if m.error() is None]
+        tail = [m for m in out if m.error() is not None]
+        return (self._chain.consume(records) if records else []) + tail
+
+    # -- offsets ----------------------------------------------------------------------------
+
+    def commit(self, *args: Any, **kwargs: Any) -> list[TopicPartition] | None:
+        """Commit as confluent-kafka does (``message=``, ``offsets=``, ``asynchronous=``).
+
+        A synchronous commit's result reaches the interceptors' ``on_commit`` here; an
+        asynchronous one through the ``on_commit`` callback (consumers built by kheaders only).
+        Raises KafkaException when a synchronous commit fails.
+        """
+        result: list[TopicPartition] | None = self._consumer.commit(*args, **kwargs)
+        if result is not None and self._chain.on_commit:
+            done = [tp for tp in result if tp.error is None]
+            if done:
+                self._chain.commit(done)
+        return result
+
+    def store_offsets(self, *args: Any, **kwargs: Any) -> None:
+        """Store offsets for the next (auto) commit, as confluent-kafka does."""
+        self._consumer.store_offsets(*args, **kwargs)
+
+    def subscribe(self, topics: list[str], *args: Any, **kwargs: Any) -> None:
+        """Subscribe to ``topics`` (confluent-kafka's arguments: on_assign, on_revoke, ...)."""
+        self._consumer.subscribe(topics, *args, **kwargs)
+
+    def assign(self, partitions: list[TopicPartition]) -> None:
+        """Assign partitions directly (no group join)."""
+        self._consumer.assign(partitions)
+
+    # -- the rest ---------------------------------------------------------------------------
+
+    @property
+    def interceptors(self) -> InterceptorChain:
+        """The interceptor chain (``.errors`` counts failures per interceptor)."""
+        return self._chain
+
+    @property
+    def wrapped(self) -> confluent_kafka.Consumer:
+        """The underlying ``confluent_kafka.Consumer``."""
+        return self._consumer
+
+    @property
+    def group_id(self) -> str | None:
+        """The consumer group (``group.id``) when known."""
+        return self._group
+
+    def close(self) -> None:
+        """Close the consumer (leaving its group), then the interceptors; twice is a no-op.
+
+        Deserialization failures kept from the last ``consume()`` and never raised are logged.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        for exc in self._pending:
+            msg = exc.message
+            _log.warning(
+                "deserialization failure not raised before close",
+                topic=msg.topic(),
+                partition=msg.partition(),
+                offset=msg.offset(),
+                error=str(exc),
+            )
+        self._pending.clear()
+        try:
+            self._consumer.close()
+        finally:
+            self._chain.close()
+
+    def __repr__(self) -> str:
+        n = len(self._chain.interceptors)
+        return f"<kheaders.Consumer wrapping {self._consumer!r}, {n} interceptors>"
+
+
+def wrap_consumer(
+    consumer: confluent_kafka.Consumer,
+    *,
+    interceptors: Iterable[object] = (),
+    key_deserializer: object = None,
+    value_deserializer: object = None,
+    strict: bool = False,
+    group_id: str | None = None,
+) -> Consumer:
+    """Wrap an existing ``confluent_kafka.Consumer``; closing the wrapper closes it.
+
+    Its config cannot be changed any more, so interceptors' ``on_commit`` sees synchronous
+    commits only (build a :class:`Consumer` to also see async and automatic commits).
+    Raises TypeError for an interceptor that implements no consumer hook,
+    ConfigurationError for a deserializer without ``deserialize``.
+    """
+    setup = resolve(
+        {},
+        interceptors=interceptors,
+        key=key_deserializer,
+        value=value_deserializer,
+        producer=False,
+    )
+    chain = _chain(setup.interceptors, strict)
+    return Consumer._wrap(consumer, chain, setup.key, setup.value, group_id)

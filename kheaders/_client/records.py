@@ -1,0 +1,45 @@
+"""The objects interceptors and Java-style callbacks receive: ProducerRecord, RecordMetadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kheaders._model.headers import Headers
+
+
+@dataclass(slots=True)
+class ProducerRecord:
+    """A record on its way to Kafka, as producer interceptors and serializers see it.
+
+    ``headers`` is always a :class:`Headers` (writable until the producer hands the record to
+    librdkafka). ``key``/``value`` are the application's objects until the serializers run.
+    ``partition``/``timestamp`` are ``None`` when librdkafka chooses them.
+    """
+
+    topic: str
+    value: Any = None
+    key: Any = None
+    headers: Headers = field(default_factory=Headers)
+    partition: int | None = None
+    timestamp: int | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.headers) is not Headers:
+            self.headers = Headers(self.headers)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMetadata:
+    """Where a record landed (or was headed, when sending failed).
+
+    ``partition`` is ``-1`` and ``offset`` is ``-1`` while unknown (e.g. ``produce`` failed
+    before librdkafka chose a partition). ``timestamp`` is in milliseconds, or ``None``.
+    """
+
+    topic: str
+    partition: int = -1
+    offset: int = -1
+    timestamp: int | None = None
+    serialized_key_size: int = -1
+    serialized_value_size: int = -1

@@ -1,0 +1,31 @@
+"""Find or start a real Kafka-protocol broker (used by the tests, the CLI and the benchmarks)."""
+
+from kheaders.broker._finder import (
+    BOOTSTRAP_ENV,
+    DEFAULT_KAFKA_IMAGE,
+    Broker,
+    DockerKafka,
+    EmbeddedBroker,
+    create_topic,
+    docker_available,
+    fast_consumer_config,
+    find_or_start_broker,
+    free_port,
+    running_broker,
+    wait_for_broker,
+)
+
+__all__ = [
+    "BOOTSTRAP_ENV",
+    "DEFAULT_KAFKA_IMAGE",
+    "Broker",
+    "DockerKafka",
+    "EmbeddedBroker",
+    "create_topic",
+    "docker_available",
+    "fast_consumer_config",
+    "find_or_start_broker",
+    "free_port",
+    "running_broker",
+    "wait_for_broker",
+]

@@ -1,0 +1,37 @@
+"""``kheaders broker``: run the embedded broker in the foreground and print its address."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``broker`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "broker",
+        help="start the embedded Kafka-compatible broker (Tansu) and print its address",
+        description="Start the embedded broker (memory storage) on loopback until interrupted.",
+    )
+    parser.add_argument("--port", type=int, default=None, help="port (default: a free one)")
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Start the broker, print ``bootstrap.servers``, wait for SIGINT/SIGTERM, stop it."""
+    from kheaders.broker._finder import EmbeddedBroker
+
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with EmbeddedBroker(args.port) as broker:
+        print(f"bootstrap.servers={broker.bootstrap}", flush=True)
+        try:
+            while not stop.wait(0.5):
+                if not broker.running:
+                    print("embedded broker exited", flush=True)
+                    return 1
+        except KeyboardInterrupt:
+            pass
+    return 0

@@ -1,0 +1,166 @@
+"""``kheaders tail TOPIC``: print a topic's records with their headers, secrets redacted."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import time
+import uuid
+from typing import Any, TextIO
+
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Message, TopicPartition
+
+from kheaders._errors import DeserializationError
+from kheaders._model.headers import Headers
+from kheaders._model.redact import Redactor, render_headers, render_value
+
+_TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``tail`` subcommand."""
+    parser: argparse.ArgumentParser = subparsers.add_parser(
+        "tail",
+        help="print a topic's records with their headers (sensitive values redacted)",
+        description=(
+            "Consume TOPIC and print each record: partition, offset, timestamp, key, value and"
+            " headers, as text where they are printable UTF-8 and as 0x-hex otherwise. Values of"
+            " sensitive headers (authorization, cookie, *token*, *secret*, *password*, *key*) are"
+            " shown as <redacted>. Reads every partition by assign() (no consumer group) unless"
+            " --group is given."
+        ),
+    )
+    parser.add_argument("topic", metavar="TOPIC", help="the topic to read")
+    parser.add_argument(
+        "--bootstrap",
+        default=None,
+        help="bootstrap servers (default: $KHEADERS_BOOTSTRAP)",
+    )
+    parser.add_argument(
+        "--from-beginning", action="store_true", help="start at the oldest record (default: new)"
+    )
+    parser.add_argument("--max", type=int, default=None, metavar="N", help="stop after N records")
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="stop after this long without a record (default: run until interrupted)",
+    )
+    parser.add_argument("--group", default=None, help="join this consumer group (subscribe)")
+    parser.add_argument("--no-redact", action="store_true", help="show sensitive header values too")
+    parser.add_argument(
+        "--redact-key",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="also redact this header key (case-insensitive; repeatable)",
+    )
+    parser.set_defaults(handler=run)
+
+
+def format_record(msg: Message, redactor: Redactor) -> str:
+    """One record as text: a title line, the value, then one line per header."""
+    ts_type, ts = msg.timestamp()
+    when = "-"
+    if ts_type in _TIMESTAMP_TYPES:
+        stamp = dt.datetime.fromtimestamp(ts / 1000, dt.UTC).isoformat(timespec="milliseconds")
+        when = f"{stamp.replace('+00:00', 'Z')} ({_TIMESTAMP_TYPES[ts_type]})"
+    lines = [
+        f"{msg.topic()}[{msg.partition()}]@{msg.offset()}  {when}  key={_render(msg.key())}",
+        f"  value: {_render(msg.value())}",
+    ]
+    raw = msg.headers()
+    headers = raw if isinstance(raw, Headers) else Headers(raw)
+    pairs = render_headers(headers.to_list(), redactor)
+    lines.append(f"  headers ({len(pairs)}):")
+    lines.extend(f"    {key}: {text}" for key, text in pairs)
+    return "\n".join(lines)
+
+
+def _render(data: object) -> str:
+    if data is None or isinstance(data, bytes):
+        return render_value(data)
+    return render_value(str(data).encode("utf-8"))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Tail the topic; 0 when stopped by --max, --timeout or Ctrl-C, 2 on a setup error."""
+    bootstrap = args.bootstrap or os.environ.get("KHEADERS_BOOTSTRAP", "").strip()
+    if not bootstrap:
+        print("kheaders tail: pass --bootstrap or set KHEADERS_BOOTSTRAP", file=sys.stderr)
+        return 2
+    redactor = Redactor(extra=tuple(args.redact_key), enabled=not args.no_redact)
+    try:
+        return tail(
+            bootstrap,
+            args.topic,
+            sys.stdout,
+            redactor=redactor,
+            from_beginning=args.from_beginning,
+            limit=args.max,
+            timeout=args.timeout,
+            group=args.group,
+        )
+    except KeyboardInterrupt:
+        return 0
+    except BrokenPipeError:  # `kheaders tail ... | head`
+        return 0
+
+
+def tail(
+    bootstrap: str,
+    topic: str,
+    out: TextIO,
+    *,
+    redactor: Redactor,
+    from_beginning: bool = False,
+    limit: int | None = None,
+    timeout: float | None = None,
+    group: str | None = None,
+) -> int:
+    """Print ``topic``'s records to ``out`` until ``limit`` records or ``timeout`` idle seconds."""
+    from kheaders._client.consumer import Consumer
+
+    config: dict[str, object] = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group or f"kheaders-tail-{uuid.uuid4().hex[:8]}",
+        "enable.auto.commit": group is not None,
+        "auto.offset.reset": "earliest" if from_beginning else "latest",
+    }
+    if group is not None:
+        config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
+    consumer = Consumer(config)
+    try:
+        if group is not None:
+            consumer.subscribe([topic])
+        else:
+            meta = consumer.list_topics(topic, timeout=10.0).topics.get(topic)
+            if meta is None or meta.error is not None or not meta.partitions:
+                print(f"kheaders tail: topic {topic!r} not found", file=sys.stderr)
+                return 2
+            start = OFFSET_BEGINNING if from_beginning else OFFSET_END
+            consumer.assign([TopicPartition(topic, p, start) for p in sorted(meta.partitions)])
+        printed = 0
+        last = time.monotonic()
+        while limit is None or printed < limit:
+            if timeout is not None and time.monotonic() - last > timeout:
+                break
+            try:
+                msg = consumer.poll(0.2)
+            except DeserializationError as exc:  # e.g. a header key that is not UTF-8
+                print(f"kheaders tail: {exc}", file=sys.stderr)
+                msg = exc.message  # printed all the same: key and value are intact
+            if msg is None:
+                continue
+            if msg.error() is not None:
+                print(f"kheaders tail: {msg.error()}", file=sys.stderr)
+                continue
+            last = time.monotonic()
+            print(format_record(msg, redactor), file=out, flush=True)
+            printed += 1
+    finally:
+        consumer.close()
+    return 0

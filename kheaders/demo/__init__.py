@@ -1,0 +1,52 @@
+"""The demo's services, importable: what ``examples/`` and ``kheaders demo`` run.
+
+Three services that talk only through Kafka: :func:`produce_orders` (order service),
+:func:`run_shipping` (shipping service, one trace across both hops) and :func:`read_topics`
++ :func:`audit` (the audit). They need ``opentelemetry-sdk`` for spans (extra
+``kheaders[demo]``) and the ``interceptors`` package, which they name in their client configs.
+``import kheaders`` does not import this module.
+"""
+
+from kheaders.demo._audit import (
+    AuditRecord,
+    AuditReport,
+    TraceHops,
+    audit,
+    audit_record,
+    format_audit,
+)
+from kheaders.demo._services import (
+    ORDERS_CLIENT_ID,
+    ORDERS_TOPIC,
+    SHIPMENTS_TOPIC,
+    SHIPPING_CLIENT_ID,
+    VERSION_HEADER,
+    ServiceStats,
+    bootstrap_from_env,
+    order_key,
+    produce_orders,
+    read_topics,
+    run_shipping,
+    setup_tracing,
+)
+
+__all__ = [
+    "ORDERS_CLIENT_ID",
+    "ORDERS_TOPIC",
+    "SHIPMENTS_TOPIC",
+    "SHIPPING_CLIENT_ID",
+    "VERSION_HEADER",
+    "AuditRecord",
+    "AuditReport",
+    "ServiceStats",
+    "TraceHops",
+    "audit",
+    "audit_record",
+    "bootstrap_from_env",
+    "format_audit",
+    "order_key",
+    "produce_orders",
+    "read_topics",
+    "run_shipping",
+    "setup_tracing",
+]

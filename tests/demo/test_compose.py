@@ -1,0 +1,148 @@
+"""docker-compose.yml: its structure always; the whole stack where a Docker engine answers."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+
+from kheaders.broker import docker_available, free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = ROOT / "docker-compose.yml"
+SERVICES = ("orders", "shipping", "audit")
+
+
+def _load_compose() -> dict[str, object] | None:
+    try:
+        import yaml  # PyYAML is not a kheaders dependency: structure is checked if present
+    except ImportError:
+        return None
+    loaded = yaml.safe_load(COMPOSE.read_text())
+    assert isinstance(loaded, dict)
+    return loaded
+
+
+def test_compose_file_declares_kafka_kraft_jaeger_and_the_services() -> None:
+    text = COMPOSE.read_text()
+    for needed in (
+        "image: apache/kafka:",
+        "KAFKA_PROCESS_ROLES: broker,controller",
+        "INTERNAL://kafka:9092",
+        "EXTERNAL://localhost:${KAFKA_HOST_PORT:-9094}",
+        "image: jaegertracing/jaeger:2.",
+        "JAEGER_LISTEN_HOST: 0.0.0.0",
+        ":16686",
+        "KHEADERS_BOOTSTRAP: kafka:9092",
+        "OTEL_EXPORTER_OTLP_ENDPOINT: http://jaeger:4317",
+        "condition: service_healthy",
+    ):
+        assert needed in text, needed
+    for name in SERVICES:
+        assert f'command: ["python", "-m", "examples.{name}"' in text
+        assert (ROOT / "examples" / f"{name}.py").is_file()
+    compose = _load_compose()
+    if compose is None:
+        return  # no PyYAML here: the text checks above are what can be checked
+    services = compose["services"]
+    assert isinstance(services, dict)
+    assert set(services) == {"kafka", "jaeger", *SERVICES}
+    kafka = services["kafka"]
+    assert kafka["image"].startswith("apache/kafka:")
+    assert "healthcheck" in kafka
+    assert "broker,controller" in kafka["environment"]["KAFKA_PROCESS_ROLES"]
+    assert any(str(p).endswith(":16686") for p in services["jaeger"]["ports"])
+    for name in SERVICES:
+        service = services[name]
+        assert service["build"] == "."
+        assert service["command"][:3] == ["python", "-m", f"examples.{name}"]
+        assert service["environment"]["KHEADERS_BOOTSTRAP"] == "kafka:9092"
+        assert service["environment"]["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://jaeger:4317"
+        assert service["depends_on"]["kafka"]["condition"] == "service_healthy"
+
+
+def test_dockerfile_builds_the_services_with_the_otlp_exporter() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    assert text.startswith("#")
+    assert "FROM python:3.11-slim" in text
+    assert "pip install . opentelemetry-sdk opentelemetry-exporter-otlp" in text
+    assert "COPY examples ./examples" in text
+    ignored = (ROOT / ".dockerignore").read_text().split()
+    assert ".git" in ignored
+    assert ".venv" in ignored
+
+
+def _compose_cli() -> list[str] | None:
+    for cli in (["docker", "compose"], ["docker-compose"]):
+        if shutil.which(cli[0]) is None:
+            continue
+        probe = subprocess.run([*cli, "version"], capture_output=True, text=True, check=False)
+        if probe.returncode == 0:
+            return cli
+    return None
+
+
+def _jaeger_services(port: int) -> set[str]:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/services", timeout=5) as resp:
+        return set(json.load(resp).get("data") or [])
+
+
+@pytest.mark.docker
+def test_compose_stack_runs_the_services_and_the_audit_is_clean() -> None:
+    if not docker_available():
+        pytest.skip("no Docker engine answers here (kheaders.broker.docker_available() is False)")
+    cli = _compose_cli()
+    if cli is None:
+        pytest.skip("Docker answers but neither `docker compose` nor `docker-compose` is installed")
+    ui_port = free_port()
+    env = {
+        **os.environ,
+        "DEMO_ORDERS": "30",
+        "KAFKA_HOST_PORT": str(free_port()),
+        "JAEGER_UI_PORT": str(ui_port),
+        "OTLP_GRPC_PORT": str(free_port()),
+    }
+    base = [*cli, "-f", str(COMPOSE), "-p", f"kheaders-test-{uuid.uuid4().hex[:8]}"]
+
+    def compose(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*base, *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    try:
+        up = compose("up", "-d", "--build")
+        assert up.returncode == 0, up.stdout + up.stderr
+        container = compose("ps", "-a", "-q", "audit").stdout.strip()
+        assert container, "the audit container was not created"
+        waited = subprocess.run(
+            ["docker", "wait", container], capture_output=True, text=True, timeout=600, check=False
+        )
+        logs = compose("logs", "--no-color", *SERVICES).stdout
+        assert waited.stdout.strip() == "0", logs
+        assert "records in (orders): 30  records out (shipments): 30  expected: 30" in logs
+        assert "complete across both hops: 30  problems: 0" in logs
+        assert "client ids per trace: orders-service -> shipping-service" in logs
+        assert "RESULT: OK" in logs
+        deadline = time.monotonic() + 60
+        seen: set[str] = set()
+        while time.monotonic() < deadline and not {"orders-service", "shipping-service"} <= seen:
+            with contextlib.suppress(OSError):
+                seen = _jaeger_services(ui_port)
+            time.sleep(2)
+        assert {"orders-service", "shipping-service"} <= seen, seen
+    finally:
+        compose("down", "-v", "--remove-orphans", timeout=300)
