@@ -42,9 +42,10 @@ Factory = Callable[[Env], "Group | list[Group]"]
 def _factories() -> list[tuple[str, Factory]]:
     from bench._codecs import codec_groups
     from bench._consume import consume_group, memory_group
-    from bench._produce import produce_group, spans_group, traced_group
+    from bench._produce import plain_group, produce_group, spans_group, traced_group
 
     return [
+        ("produce-plain", plain_group),
         ("produce", produce_group),
         ("produce-traced", traced_group),
         ("produce-spans", spans_group),
@@ -54,7 +55,16 @@ def _factories() -> list[tuple[str, Factory]]:
     ]
 
 
-GROUP_NAMES = ("produce", "produce-traced", "produce-spans", "consume", "memory", "codec", "spark")
+GROUP_NAMES = (
+    "produce-plain",
+    "produce",
+    "produce-traced",
+    "produce-spans",
+    "consume",
+    "memory",
+    "codec",
+    "spark",
+)
 
 
 def _selected(name: str, only: list[str] | None) -> bool:
