@@ -16,6 +16,7 @@ returns something that is not a list) is a failure too. A record is never lost. 
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -193,6 +194,9 @@ class InterceptorChain:
             hook=hook,
             topic=topic,
             error=f"{type(exc).__name__}: {exc}",
+            # the traceback as text, not exc_info: a dev renderer would print the frames'
+            # locals, which hold the record's header values
+            exception="".join(traceback.format_exception(exc)),
         )
 
     def send(self, record: ProducerRecord) -> ProducerRecord:

@@ -95,6 +95,16 @@ def _pairs(items: object) -> Iterable[tuple[object, object] | list[object]]:
     return items
 
 
+def _codec(codec: ValueCodec[T]) -> ValueCodec[T]:
+    """``codec`` itself when it is a value codec; else a TypeError saying what is expected."""
+    if callable(getattr(codec, "decode", None)) and callable(getattr(codec, "encode", None)):
+        return codec
+    raise TypeError(
+        f"codec must be a value codec (an object with encode() and decode(), such as"
+        f" kheaders.values.LONG or TEXT), got {type(codec).__name__} {codec!r}"
+    )
+
+
 _READ_ONLY_MESSAGE = (
     "these headers are read-only: they were already sent to Kafka or received from it."
     " Make a writable copy with Headers(old_headers) and change that."
@@ -252,14 +262,15 @@ class Headers:
         """The last value for ``key`` (decoded with ``codec`` when given), or ``None``.
 
         A null header also gives ``None``; use :meth:`last_header` to tell the two apart.
-        Raises DecodeError when ``codec`` cannot decode the bytes.
+        Raises DecodeError when ``codec`` cannot decode the bytes, TypeError when ``codec`` is
+        not a value codec (e.g. the string ``"long"`` instead of ``LONG``).
         """
         for h in reversed(self._items):
             if h[0] == key:
                 value = h[1]
                 if codec is None or value is None:
                     return value
-                return codec.decode(value)
+                return _codec(codec).decode(value)
         return None
 
     def headers(self, key: str) -> Iterator[Header]:
@@ -283,7 +294,7 @@ class Headers:
         """
         if codec is None:
             return [h[1] for h in self._items if h[0] == key]
-        decode = codec.decode
+        decode = _codec(codec).decode
         return [None if h[1] is None else decode(h[1]) for h in self._items if h[0] == key]
 
     def keys(self) -> list[str]:
@@ -302,7 +313,7 @@ class Headers:
         """
         if self._read_only:
             raise ReadOnlyHeadersError(_READ_ONLY_MESSAGE)
-        return self.add(key, codec.encode(value))
+        return self.add(key, _codec(codec).encode(value))
 
     def set_value(self, key: str, value: T, codec: ValueCodec[T]) -> Headers:
         """Replace every ``key`` header by one holding ``value`` encoded by ``codec``; return self.
@@ -310,7 +321,7 @@ class Headers:
         Raises ReadOnlyHeadersError once closed; TypeError/ValueError as :meth:`add_value`.
         """
         self._check_writable()
-        return self.set(key, codec.encode(value))
+        return self.set(key, _codec(codec).encode(value))
 
     def to_list(self) -> list[tuple[str, bytes | None]]:
         """confluent-kafka's form: a new list of ``(str, bytes | None)`` tuples."""
