@@ -29,7 +29,7 @@ from kheaders._client.config import _close_quietly, resolve
 from kheaders._client.wrapping import ClientWrapper
 from kheaders._errors import DeserializationError
 from kheaders._log import get_logger
-from kheaders._model.headers import Headers
+from kheaders._model.headers import received
 from kheaders._model.received import HEADER_FAILURES, call_headers, unreadable_headers
 
 CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
@@ -37,7 +37,7 @@ CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
 
 _log = get_logger("kheaders.consumer")
 
-_EMPTY = Headers._trusted([], read_only=True)
+_EMPTY = received([])
 
 
 def _commit_callback(chain: InterceptorChain, user: CommitCallback | None) -> CommitCallback:
@@ -163,7 +163,7 @@ class Consumer(ClientWrapper):
         except HEADER_FAILURES as exc:
             raise _unreadable_headers(msg, exc) from exc
         # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
-        headers = Headers._trusted(raw_headers, read_only=True) if raw_headers else _EMPTY
+        headers = received(raw_headers) if raw_headers else _EMPTY
         msg.set_headers(headers)  # type: ignore[arg-type]
         kd = self._key_de
         vd = self._value_de
@@ -225,9 +225,8 @@ class Consumer(ClientWrapper):
         if not msgs:
             return msgs
         if self._key_de is None and self._value_de is None:
-            # the common case, kept lean: Headers._trusted(h, read_only=True) inlined, as a
-            # call per record would double the cost of wrapping
-            new = object.__new__
+            # the common case, kept lean: one small call wraps a record's headers
+            wrap = received
             events = False
             bad: list[Message] = []
             for msg in msgs:
@@ -239,10 +238,7 @@ class Consumer(ClientWrapper):
                         bad.append(msg)
                         continue
                     if h:
-                        wrapped = new(Headers)
-                        wrapped._items = h
-                        wrapped._read_only = True
-                        msg.set_headers(wrapped)  # type: ignore[arg-type]
+                        msg.set_headers(wrap(h))  # type: ignore[arg-type]
                     else:
                         msg.set_headers(_EMPTY)  # type: ignore[arg-type]
                 else:

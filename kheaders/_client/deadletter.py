@@ -30,7 +30,7 @@ from confluent_kafka import KafkaError, Message
 from kheaders import _telemetry
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError
-from kheaders._model.headers import Header, Headers
+from kheaders._model.headers import Header, Headers, pairs_of, trusted
 from kheaders._model.limits import check_sendable
 from kheaders._model.received import message_headers
 
@@ -60,7 +60,7 @@ def _original_headers(message: Message) -> list[tuple[str, bytes | None]]:
     if raw is None:
         return []
     if isinstance(raw, Headers):
-        return list(raw._items)
+        return raw.to_list()
     return Headers(raw).to_list()  # type: ignore[arg-type]
 
 
@@ -98,7 +98,7 @@ def dead_letter_headers(
     add(Header(ERROR_TYPE, f"{kind.__module__}.{kind.__qualname__}".encode()))
     text = str(cause)[:MAX_ERROR_MESSAGE]
     add(Header(ERROR_MESSAGE, text.encode("utf-8", "backslashreplace")))
-    return Headers._trusted(out, read_only=False)
+    return trusted(out, read_only=False)
 
 
 class DeadLetterPublisher:
@@ -158,7 +158,7 @@ class DeadLetterPublisher:
             if error is None:
                 raise TypeError("publish(message, error): say why the record failed")
         headers = dead_letter_headers(message, error, group_id=self.group_id)
-        check_sendable(headers._items, None)
+        check_sendable(pairs_of(headers), None)
         topic = self.topic_for(message.topic() or "")
         self._produce(
             topic,

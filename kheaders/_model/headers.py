@@ -3,6 +3,12 @@
 Semantics follow Apache Kafka's ``RecordHeaders``: insertion order is kept, a key may
 appear any number of times, ``remove(key)`` removes every occurrence, ``last_header(key)``
 is the most recent one, and headers become read-only once handed to Kafka.
+
+Internal API (for kheaders' own modules; no other module touches a ``Headers``' fields,
+``tests/test_static.py`` checks it): :func:`received` and :func:`trusted` wrap pairs that are
+already valid (decoded, or from librdkafka) without copying or checking them, and
+:func:`pairs_of` gives the pairs list itself, for the produce path to hand to librdkafka at
+no copy cost. Like Kafka's ``RecordHeaders``, the public class never exposes its list.
 """
 
 from __future__ import annotations
@@ -99,6 +105,16 @@ def _pairs(items: object) -> Iterable[tuple[object, object] | list[object]]:
     return items
 
 
+def _codec(codec: ValueCodec[T]) -> ValueCodec[T]:
+    """``codec`` itself when it is a value codec; else a TypeError saying what is expected."""
+    if callable(getattr(codec, "decode", None)) and callable(getattr(codec, "encode", None)):
+        return codec
+    raise TypeError(
+        f"codec must be a value codec (an object with encode() and decode(), such as"
+        f" kheaders.values.LONG or TEXT), got {type(codec).__name__} {codec!r}"
+    )
+
+
 _READ_ONLY_MESSAGE = (
     "these headers are read-only: they were already sent to Kafka or received from it."
     " Make a writable copy with Headers(old_headers) and change that."
@@ -169,10 +185,10 @@ class Headers:
         Raises TypeError when ``raw`` is not a list (or ``None``).
         """
         if raw is None:
-            return cls._trusted([], read_only=read_only)
+            return trusted([], read_only=read_only)
         if type(raw) is not list:
             raise TypeError(f"expected Message.headers() (list or None), got {type(raw).__name__}")
-        return cls._trusted([_new_tuple(Header, h) for h in raw], read_only=read_only)
+        return trusted([_new_tuple(Header, h) for h in raw], read_only=read_only)
 
     @classmethod
     def from_message(cls, msg: object) -> Headers:
@@ -197,20 +213,8 @@ class Headers:
     def _trusted(
         cls, items: list[Header] | list[tuple[str, bytes | None]], *, read_only: bool
     ) -> Headers:
-        """Wrap pairs that are already valid (e.g. from librdkafka) without copying or checks.
-
-        Read-only headers may hold plain tuples (they are made ``Header`` on iteration);
-        writable ones always hold ``Header`` items, so every later edit keeps them uniform.
-        """
-        if not read_only:
-            for h in items:
-                if type(h) is not Header:
-                    items = [x if type(x) is Header else _new_tuple(Header, x) for x in items]
-                    break
-        self = cls.__new__(cls)
-        self._items = items  # type: ignore[assignment]
-        self._read_only = read_only
-        return self
+        """Kept for kheaders/_client/lean.py until it uses :func:`trusted`; then removed."""
+        return trusted(items, read_only=read_only)
 
     # -- mutation -------------------------------------------------------------------------
 
@@ -294,14 +298,15 @@ class Headers:
         """The last value for ``key`` (decoded with ``codec`` when given), or ``None``.
 
         A null header also gives ``None``; use :meth:`last_header` to tell the two apart.
-        Raises DecodeError when ``codec`` cannot decode the bytes.
+        Raises DecodeError when ``codec`` cannot decode the bytes, TypeError when ``codec`` is
+        not a value codec (e.g. the string ``"long"`` instead of ``LONG``).
         """
         for h in reversed(self._items):
             if h[0] == key:
                 value = h[1]
                 if codec is None or value is None:
                     return value
-                return codec.decode(value)
+                return _codec(codec).decode(value)
         return None
 
     def headers(self, key: str) -> Iterator[Header]:
@@ -325,7 +330,7 @@ class Headers:
         """
         if codec is None:
             return [h[1] for h in self._items if h[0] == key]
-        decode = codec.decode
+        decode = _codec(codec).decode
         return [None if h[1] is None else decode(h[1]) for h in self._items if h[0] == key]
 
     def keys(self) -> list[str]:
@@ -344,7 +349,7 @@ class Headers:
         """
         if self._read_only:
             raise ReadOnlyHeadersError(_READ_ONLY_MESSAGE)
-        return self.add(key, codec.encode(value))
+        return self.add(key, _codec(codec).encode(value))
 
     def set_value(self, key: str, value: T, codec: ValueCodec[T]) -> Headers:
         """Replace every ``key`` header by one holding ``value`` encoded by ``codec``; return self.
@@ -352,7 +357,7 @@ class Headers:
         Raises ReadOnlyHeadersError once closed; TypeError/ValueError as :meth:`add_value`.
         """
         self._check_writable()
-        return self.set(key, codec.encode(value))
+        return self.set(key, _codec(codec).encode(value))
 
     def to_list(self) -> list[tuple[str, bytes | None]]:
         """confluent-kafka's form: a new list of ``(str, bytes | None)`` tuples."""
@@ -364,7 +369,7 @@ class Headers:
 
     def copy(self) -> Headers:
         """A writable copy (also of read-only headers)."""
-        return Headers._trusted(list(self), read_only=False)
+        return trusted(list(self), read_only=False)
 
     def __iter__(self) -> Iterator[Header]:
         items = self._items
@@ -452,7 +457,45 @@ class Headers:
         items, pos = decode_block(view, 0)
         if pos != len(view):
             raise DecodeError(f"{len(view) - pos} bytes left after the last header", pos)
-        self = cls.__new__(cls)
-        self._items = items  # decode_block made every item a Header
-        self._read_only = False
-        return self
+        return trusted(items, read_only=False)  # decode_block made every item a Header
+
+
+# -- internal API: kheaders' own modules build and read Headers only through these -----------
+
+_new_object = object.__new__
+
+
+def trusted(items: list[Header] | list[tuple[str, bytes | None]], *, read_only: bool) -> Headers:
+    """Headers around pairs that are already valid (decoded, or from librdkafka), not copied.
+
+    No check is made: the caller vouches for ``(str, bytes | None)`` pairs with non-empty keys
+    and hands the list over (it must not change it afterwards). Read-only headers may hold
+    plain tuples (made ``Header`` on iteration); writable ones always hold ``Header`` items,
+    so every later edit keeps them uniform.
+    """
+    if not read_only:
+        for h in items:
+            if type(h) is not Header:
+                items = [x if type(x) is Header else _new_tuple(Header, x) for x in items]
+                break
+    self = _new_object(Headers)
+    self._items = items  # type: ignore[assignment]
+    self._read_only = read_only
+    return self
+
+
+def received(items: list[Header] | list[tuple[str, bytes | None]]) -> Headers:
+    """``trusted(items, read_only=True)`` for the consume path: one small call per record."""
+    self = _new_object(Headers)
+    self._items = items  # type: ignore[assignment]
+    self._read_only = True
+    return self
+
+
+def pairs_of(headers: Headers) -> list[tuple[str, bytes | None]]:
+    """The pairs list of ``headers`` itself (not a copy), in confluent-kafka's form.
+
+    For handing closed headers to librdkafka and to size checks without copying: the caller
+    only reads it. Use :meth:`Headers.to_list` for a list of one's own.
+    """
+    return headers._items  # type: ignore[return-value]

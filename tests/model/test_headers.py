@@ -14,6 +14,7 @@ from kheaders import (
     KHeadersError,
     ReadOnlyHeadersError,
 )
+from kheaders._model.headers import trusted
 
 # the key rule: non-empty, UTF-8 encodable (no lone surrogate), no NUL
 KEYS = st.text(
@@ -320,10 +321,10 @@ def test_trailing_bytes_are_rejected(pairs: list[tuple[str, bytes | None]], extr
 
 
 def test_headers_wrapping_raw_tuples_always_iterate_as_header() -> None:
-    received = Headers._trusted([("a", b"1"), ("b", None)], read_only=True)
+    received = trusted([("a", b"1"), ("b", None)], read_only=True)
     assert [type(h) for h in received] == [Header, Header]
     assert received.last_header("b") == Header("b", None)
-    writable = Headers._trusted([("a", b"1"), ("b", None)], read_only=False)
+    writable = trusted([("a", b"1"), ("b", None)], read_only=False)
     writable.set("a", b"2").add("c", b"3")
     assert [type(h) for h in writable] == [Header, Header, Header]
     copy = received.copy().set("b", b"x")
