@@ -35,7 +35,7 @@ from kheaders._codec.varint import (
     write_varlong,
 )
 from kheaders._errors import DecodeError
-from kheaders._model.headers import Headers, HeaderTypes
+from kheaders._model.headers import Headers, HeaderTypes, trusted
 from kheaders._model.headerwire import decode_block
 
 __all__ = [
@@ -90,7 +90,4 @@ def read_headers(data: Buffer, offset: int = 0) -> tuple[Headers, int]:
         raise DecodeError("negative offset", offset)
     view = data if type(data) is bytes else bytes(data)
     items, pos = decode_block(view, offset)
-    headers = Headers.__new__(Headers)
-    headers._items = items  # decode_block made every item a Header
-    headers._read_only = False
-    return headers, pos
+    return trusted(items, read_only=False), pos  # decode_block made every item a Header

@@ -26,7 +26,7 @@ from kheaders._client.wrapping import ClientWrapper
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._log import get_logger
 from kheaders._model.headers import Headers, HeaderTypes
-from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits
+from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits, check_sendable
 
 if TYPE_CHECKING:
     pass
@@ -169,7 +169,9 @@ class Producer(ClientWrapper):
         returning the record's read-only Headers.
 
         Raises ReadOnlyHeadersError for headers that are already closed, TypeError for a header
-        key that is not a non-empty ``str``, SerializationError when a serializer fails, and
+        key that is not ``str``, InvalidNameError for one that is empty, holds NUL or is not
+        encodable as UTF-8 (before librdkafka sees it), SerializationError when a serializer
+        fails, HeaderLimitError over a header limit, and
         whatever librdkafka raises (BufferError when the queue is full, KafkaException).
         """
         record = ProducerRecord(
@@ -215,8 +217,7 @@ class Producer(ClientWrapper):
                 key = self._serialize(self._key_ser, "key", topic, headers, key)
             if self._value_ser is not None:
                 value = self._serialize(self._value_ser, "value", topic, headers, value)
-            if headers._items and self._limits is not None:
-                self._limits.check(headers._items)
+            check_sendable(headers._items, self._limits)
             headers.close()
             report = None
             ack = self._ack
