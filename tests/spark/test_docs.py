@@ -103,5 +103,5 @@ def test_spark_sql_md_functions_and_sql_examples(
     exec(intro, namespace)
     exec(from_sql, namespace)
     shown = capsys.readouterr().out
-    assert "4bf92f3577b34da6a3ce929d0e0e4736" in shown  # trace_id from SQL
-    assert "old" in shown  # compact: version 2 wins
+    assert "|      2|4bf92f3577b34da6a..." in shown  # header_long and trace_id from SQL
+    assert "[6F 6C 64]" in shown  # compact: b"old" (version 2) wins
