@@ -90,7 +90,4 @@ def read_headers(data: Buffer, offset: int = 0) -> tuple[Headers, int]:
         raise DecodeError("negative offset", offset)
     view = data if type(data) is bytes else bytes(data)
     items, pos = decode_block(view, offset)
-    headers = Headers.__new__(Headers)
-    headers._items = items  # decode_block made every item a Header
-    headers._read_only = False
-    return headers, pos
+    return Headers._trusted(items, read_only=False), pos  # every item is a Header

@@ -55,7 +55,7 @@ def _original_headers(message: Message) -> list[tuple[str, bytes | None]]:
     if raw is None:
         return []
     if isinstance(raw, Headers):
-        return list(raw._items)
+        return raw.to_list()
     return Headers(raw).to_list()  # type: ignore[arg-type]
 
 

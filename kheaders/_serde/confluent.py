@@ -10,7 +10,7 @@ set it in the dict) and raise when it is ``None``. The adapters here bridge that
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, overload
+from typing import Literal, cast, overload
 
 from confluent_kafka.serialization import Deserializer as ConfluentDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -56,10 +56,10 @@ class FromConfluentSerializer:
         self._field = _field(field)
 
     def serialize(self, topic: str, headers: Headers, data: object) -> bytes | None:
-        items: ConfluentHeaderList = list(headers._items)
+        items = cast("ConfluentHeaderList", headers.to_list())
         ctx = SerializationContext(topic, self._field, items)
         result = self._serializer(data, ctx)
-        if ctx.headers is not items or items != headers._items:
+        if ctx.headers is not items or items != headers:
             _apply(headers, ctx.headers)
         if result is None or type(result) is bytes:
             return result
@@ -80,7 +80,7 @@ def _apply(headers: Headers, changed: object) -> None:
         headers.clear()
         return
     count = len(headers)
-    if type(changed) is list and changed[:count] == headers._items:
+    if type(changed) is list and changed[:count] == headers:
         for header in Headers(changed[count:]):
             headers.add(header)
         return
@@ -108,7 +108,7 @@ class FromConfluentDeserializer:
         self._field = _field(field)
 
     def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> object:
-        items: ConfluentHeaderList | None = list(headers._items) if headers else None
+        items = cast("ConfluentHeaderList", headers.to_list()) if headers else None
         return self._deserializer(data, SerializationContext(topic, self._field, items))
 
 
@@ -196,7 +196,7 @@ class ToConfluentSerializer(ConfluentSerializer):
         headers = Headers() if given is None else Headers(given)  # type: ignore[arg-type]
         before = headers.to_list()
         result = self._serializer.serialize(topic, headers, obj)
-        if headers._items != before:
+        if headers != before:
             _write_back(topic, headers, given)
         return result
 
