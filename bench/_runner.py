@@ -42,19 +42,32 @@ Factory = Callable[[Env], "Group | list[Group]"]
 def _factories() -> list[tuple[str, Factory]]:
     from bench._codecs import codec_groups
     from bench._consume import consume_group, memory_group
-    from bench._produce import produce_group, spans_group, traced_group
+    from bench._metrics import metrics_groups
+    from bench._produce import plain_group, produce_group, spans_group, traced_group
 
     return [
+        ("produce-plain", plain_group),
         ("produce", produce_group),
         ("produce-traced", traced_group),
         ("produce-spans", spans_group),
         ("consume", consume_group),
         ("memory", memory_group),
         ("codec", codec_groups),
+        ("metrics", metrics_groups),
     ]
 
 
-GROUP_NAMES = ("produce", "produce-traced", "produce-spans", "consume", "memory", "codec", "spark")
+GROUP_NAMES = (
+    "produce-plain",
+    "produce",
+    "produce-traced",
+    "produce-spans",
+    "consume",
+    "memory",
+    "codec",
+    "metrics",
+    "spark",
+)
 
 
 def _selected(name: str, only: list[str] | None) -> bool:

@@ -35,7 +35,7 @@ from kheaders._codec.varint import (
     write_varlong,
 )
 from kheaders._errors import DecodeError
-from kheaders._model.headers import Headers, HeaderTypes
+from kheaders._model.headers import Headers, HeaderTypes, trusted
 from kheaders._model.headerwire import decode_block
 
 __all__ = [
@@ -90,4 +90,4 @@ def read_headers(data: Buffer, offset: int = 0) -> tuple[Headers, int]:
         raise DecodeError("negative offset", offset)
     view = data if type(data) is bytes else bytes(data)
     items, pos = decode_block(view, offset)
-    return Headers._trusted(items, read_only=False), pos  # every item is a Header
+    return trusted(items, read_only=False), pos  # decode_block made every item a Header

@@ -30,7 +30,7 @@ from confluent_kafka import KafkaError, Message
 from kheaders import _telemetry
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError
-from kheaders._model.headers import Header, Headers
+from kheaders._model.headers import Header, Headers, trusted
 
 PREFIX = "kheaders.dlt."
 ORIGINAL_TOPIC = "kheaders.dlt.original.topic"
@@ -93,7 +93,7 @@ def dead_letter_headers(
     add(Header(ERROR_TYPE, f"{kind.__module__}.{kind.__qualname__}".encode()))
     text = str(cause)[:MAX_ERROR_MESSAGE]
     add(Header(ERROR_MESSAGE, text.encode("utf-8", "backslashreplace")))
-    return Headers._trusted(out, read_only=False)
+    return trusted(out, read_only=False)
 
 
 class DeadLetterPublisher:

@@ -17,13 +17,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from kheaders._errors import ReadOnlyHeadersError
-from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes
+from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes, received
 from kheaders._model.limits import plain_fit
 
 if TYPE_CHECKING:
     from kheaders._model.limits import HeaderLimits
 
-EMPTY = Headers._trusted([], read_only=True)
+EMPTY = received([])
 """The headers of a record that has none (read-only, shared)."""
 
 _MAX = sys.maxsize

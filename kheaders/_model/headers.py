@@ -3,6 +3,12 @@
 Semantics follow Apache Kafka's ``RecordHeaders``: insertion order is kept, a key may
 appear any number of times, ``remove(key)`` removes every occurrence, ``last_header(key)``
 is the most recent one, and headers become read-only once handed to Kafka.
+
+Internal API (for kheaders' own modules; no other module touches a ``Headers``' fields,
+``tests/test_static.py`` checks it): :func:`received` and :func:`trusted` wrap pairs that are
+already valid (decoded, or from librdkafka) without checking them; a ``Headers`` is itself
+the list of pairs (so it goes to librdkafka as it is), :func:`pairs_of` types it so, and
+:func:`pairs` iterates the stored pairs without making each a :class:`Header`.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ __all__ = [
     "HeaderValue",
     "Headers",
     "pairs",
+    "pairs_of",
     "received",
+    "trusted",
 ]
 
 T = TypeVar("T")
@@ -95,6 +103,16 @@ def _pairs(items: object) -> Iterable[tuple[object, object] | list[object]]:
             f"headers must be a Headers, a mapping or pairs, got {type(items).__name__}"
         )
     return items
+
+
+def _codec(codec: ValueCodec[T]) -> ValueCodec[T]:
+    """``codec`` itself when it is a value codec; else a TypeError saying what is expected."""
+    if callable(getattr(codec, "decode", None)) and callable(getattr(codec, "encode", None)):
+        return codec
+    raise TypeError(
+        f"codec must be a value codec (an object with encode() and decode(), such as"
+        f" kheaders.values.LONG or TEXT), got {type(codec).__name__} {codec!r}"
+    )
 
 
 READ_ONLY_MESSAGE = (
@@ -189,30 +207,10 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
         Raises TypeError when ``raw`` is not a list (or ``None``).
         """
         if raw is None:
-            return cls._trusted([], read_only=read_only)
+            return trusted([], read_only=read_only)
         if not isinstance(raw, list):
             raise TypeError(f"expected Message.headers() (list or None), got {type(raw).__name__}")
-        return cls._trusted([_new_tuple(Header, h) for h in _list_iter(raw)], read_only=read_only)
-
-    @classmethod
-    def _trusted(
-        cls,
-        items: Iterable[Header] | Iterable[tuple[str, bytes | None]],
-        *,
-        read_only: bool,
-    ) -> Headers:
-        """Headers over pairs that are already valid (e.g. from librdkafka), unchecked.
-
-        Read-only headers may hold plain tuples (they are made ``Header`` when read);
-        writable ones always hold ``Header`` items, so every later edit keeps them uniform.
-        """
-        self = cls.__new__(cls)
-        if read_only:
-            _list_extend(self, items)
-        else:
-            _list_extend(self, (_as_header(x) for x in items))
-        self._read_only = read_only
-        return self
+        return trusted([_new_tuple(Header, h) for h in _list_iter(raw)], read_only=read_only)
 
     # -- mutation -------------------------------------------------------------------------
 
@@ -351,14 +349,15 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
         """The last value for ``key`` (decoded with ``codec`` when given), or ``None``.
 
         A null header also gives ``None``; use :meth:`last_header` to tell the two apart.
-        Raises DecodeError when ``codec`` cannot decode the bytes.
+        Raises DecodeError when ``codec`` cannot decode the bytes, TypeError when ``codec`` is
+        not a value codec (e.g. the string ``"long"`` instead of ``LONG``).
         """
         for h in _list_reversed(self):
             if h[0] == key:
                 value: bytes | None = h[1]
                 if codec is None or value is None:
                     return value
-                return codec.decode(value)
+                return _codec(codec).decode(value)
         return None
 
     def headers(self, key: str) -> Iterator[Header]:
@@ -382,7 +381,7 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
         """
         if codec is None:
             return [h[1] for h in _list_iter(self) if h[0] == key]
-        decode = codec.decode
+        decode = _codec(codec).decode
         return [None if h[1] is None else decode(h[1]) for h in _list_iter(self) if h[0] == key]
 
     def keys(self) -> list[str]:
@@ -401,7 +400,7 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
         """
         if self._read_only:
             raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
-        return self.add(key, codec.encode(value))
+        return self.add(key, _codec(codec).encode(value))
 
     def set_value(self, key: str, value: T, codec: ValueCodec[T]) -> Headers:
         """Replace every ``key`` header by one holding ``value`` encoded by ``codec``; return self.
@@ -409,7 +408,7 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
         Raises ReadOnlyHeadersError once closed; TypeError/ValueError as :meth:`add_value`.
         """
         self._check_writable()
-        return self.set(key, codec.encode(value))
+        return self.set(key, _codec(codec).encode(value))
 
     def to_list(self) -> list[tuple[str, bytes | None]]:
         """confluent-kafka's form: a new plain list of ``(str, bytes | None)`` tuples."""
@@ -421,10 +420,10 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
 
     def copy(self) -> Headers:
         """A writable copy (also of read-only headers)."""
-        return Headers._trusted(_list_iter(self), read_only=False)
+        return trusted(_list_iter(self), read_only=False)
 
     def __copy__(self) -> Headers:
-        return Headers._trusted(_list_iter(self), read_only=self._read_only)
+        return trusted(_list_iter(self), read_only=self._read_only)
 
     def __iter__(self) -> Iterator[Header]:
         if self and (
@@ -521,7 +520,34 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
         items, pos = decode_block(view, 0)
         if pos != len(view):
             raise DecodeError(f"{len(view) - pos} bytes left after the last header", pos)
-        return cls._trusted(items, read_only=False)  # decode_block made every item a Header
+        return trusted(items, read_only=False)  # decode_block made every item a Header
+
+
+def trusted(
+    items: Iterable[Header] | Iterable[tuple[str, bytes | None]], *, read_only: bool
+) -> Headers:
+    """Headers over pairs that are already valid (decoded, or from librdkafka), unchecked.
+
+    No check is made: the caller vouches for ``(str, bytes | None)`` pairs with non-empty
+    keys. Read-only headers may hold plain tuples (made ``Header`` when read); writable ones
+    always hold ``Header`` items, so every later edit keeps them uniform.
+    """
+    h = _new_headers(Headers)
+    if read_only:
+        _list_extend(h, items)
+    else:
+        _list_extend(h, [_as_header(x) for x in items])
+    h._read_only = read_only
+    return h
+
+
+def pairs_of(headers: Headers) -> list[tuple[str, bytes | None]]:
+    """``headers`` themselves, typed as confluent-kafka's list of pairs (no copy).
+
+    For handing closed headers to librdkafka and to size checks. Iterating a ``Headers``
+    makes each pair a :class:`Header`; :func:`pairs` iterates the stored pairs as they are.
+    """
+    return headers
 
 
 def received(items: list[tuple[str, bytes | None]]) -> Headers:
@@ -541,4 +567,4 @@ _new_headers = list.__new__
 
 def _restore(items: list[Header], read_only: bool) -> Headers:
     """Unpickle :class:`Headers` (see ``__reduce__``)."""
-    return Headers._trusted(items, read_only=read_only)
+    return trusted(items, read_only=read_only)

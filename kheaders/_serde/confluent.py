@@ -10,13 +10,13 @@ set it in the dict) and raise when it is ``None``. The adapters here bridge that
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, cast, overload
+from typing import Literal, overload
 
 from confluent_kafka.serialization import Deserializer as ConfluentDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from confluent_kafka.serialization import Serializer as ConfluentSerializer
 
-from kheaders._model.headers import Headers
+from kheaders._model.headers import Headers, pairs_of, received
 from kheaders._serde.protocols import Deserializer, Serializer
 
 ConfluentSerde = Callable[[object, SerializationContext | None], object]
@@ -56,10 +56,10 @@ class FromConfluentSerializer:
         self._field = _field(field)
 
     def serialize(self, topic: str, headers: Headers, data: object) -> bytes | None:
-        items = cast("ConfluentHeaderList", headers.to_list())
+        items: ConfluentHeaderList = list(pairs_of(headers))
         ctx = SerializationContext(topic, self._field, items)
         result = self._serializer(data, ctx)
-        if ctx.headers is not items or items != headers:
+        if ctx.headers is not items or items != pairs_of(headers):
             _apply(headers, ctx.headers)
         if result is None or type(result) is bytes:
             return result
@@ -80,7 +80,7 @@ def _apply(headers: Headers, changed: object) -> None:
         headers.clear()
         return
     count = len(headers)
-    if type(changed) is list and changed[:count] == headers:
+    if type(changed) is list and changed[:count] == pairs_of(headers):
         for header in Headers(changed[count:]):
             headers.add(header)
         return
@@ -108,7 +108,7 @@ class FromConfluentDeserializer:
         self._field = _field(field)
 
     def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> object:
-        items = cast("ConfluentHeaderList", headers.to_list()) if headers else None
+        items: ConfluentHeaderList | None = list(pairs_of(headers)) if headers else None
         return self._deserializer(data, SerializationContext(topic, self._field, items))
 
 
@@ -196,7 +196,7 @@ class ToConfluentSerializer(ConfluentSerializer):
         headers = Headers() if given is None else Headers(given)  # type: ignore[arg-type]
         before = headers.to_list()
         result = self._serializer.serialize(topic, headers, obj)
-        if headers != before:
+        if pairs_of(headers) != before:
             _write_back(topic, headers, given)
         return result
 
@@ -234,7 +234,7 @@ class ToConfluentDeserializer(ConfluentDeserializer):
         if given is None:
             headers = _NO_HEADERS
         elif type(given) is list:
-            headers = Headers._trusted(given, read_only=True)
+            headers = received(given)
         else:
             headers = Headers(given).close()  # type: ignore[arg-type]
         return self._deserializer.deserialize(topic, headers, value)

@@ -10,7 +10,14 @@ import time
 import uuid
 from typing import Any, TextIO
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Message, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
 
 from kheaders._errors import DeserializationError
 from kheaders._model.headers import Headers
@@ -132,12 +139,25 @@ def tail(
     }
     if group is not None:
         config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
+    errors: list[KafkaError] = []
+    # librdkafka's own log lines (one per failed connection attempt) would bury the output:
+    # its errors come to error_cb instead, and the last one is reported once
+    config.update({"log_level": 0, "error_cb": errors.append})
     consumer = Consumer(config)
     try:
         if group is not None:
             consumer.subscribe([topic])
         else:
-            meta = consumer.list_topics(topic, timeout=10.0).topics.get(topic)
+            wait = 10.0 if timeout is None else max(min(timeout, 10.0), 0.1)
+            try:
+                meta = consumer.list_topics(topic, timeout=wait).topics.get(topic)
+            except KafkaException as exc:
+                reason = _reason(errors[-1] if errors else exc.args[0])
+                print(
+                    f"kheaders tail: cannot read topic {topic!r} from {bootstrap}: {reason}",
+                    file=sys.stderr,
+                )
+                return 2
             if meta is None or meta.error is not None or not meta.partitions:
                 print(f"kheaders tail: topic {topic!r} not found", file=sys.stderr)
                 return 2
@@ -161,6 +181,16 @@ def tail(
             last = time.monotonic()
             print(format_record(msg, redactor), file=out, flush=True)
             printed += 1
+        if not printed and errors:
+            print(
+                f"kheaders tail: no record; last broker error: {_reason(errors[-1])}",
+                file=sys.stderr,
+            )
     finally:
         consumer.close()
     return 0
+
+
+def _reason(err: object) -> str:
+    """librdkafka's error text without the ``KafkaError{code=...}`` wrapping."""
+    return err.str() if isinstance(err, KafkaError) else str(err)

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from typing import Protocol, TypeAlias, cast
 
 from kheaders._log import get_logger
-from kheaders._model.headers import Headers
+from kheaders._model.headers import Headers, received
 from kheaders.compaction._rules import CompactionRules, RecordHeaders
 
 _log = get_logger("kheaders.compaction")
@@ -96,7 +96,7 @@ class StateEntry:
         if type(h) is Headers:
             return h
         items = [] if h is None else h if isinstance(h, list) else list(h)
-        return Headers._trusted(items, read_only=True)
+        return received(items)
 
     def position(self) -> tuple[int, int]:
         """``(partition, offset)`` of the record."""

@@ -27,6 +27,7 @@ from kheaders.spark._functions import (
     trace_id,
     with_header,
 )
+from kheaders.spark._session import prepare_local_spark
 from kheaders.spark._source import (
     KafkaDataSource,
     kafka_connector_available,
@@ -54,6 +55,7 @@ __all__ = [
     "kafka_reader",
     "kafka_schema",
     "parent_span_id",
+    "prepare_local_spark",
     "read_kafka",
     "register",
     "set_header",

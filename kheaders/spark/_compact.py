@@ -81,6 +81,7 @@ def compact(
     *,
     partitions: int | None = None,
     keep_tombstones: bool = False,
+    keys_in_one_partition: bool = False,
 ) -> DataFrame:
     """The latest record of every key by the KIP-280 ``strategy``, all input columns kept.
 
@@ -94,7 +95,12 @@ def compact(
     an update-mode stream must emit so a compacted sink deletes the key).
 
     Batch frames are hash-partitioned by key once, then aggregated per key and partition,
-    then per key (no second shuffle).
+    then per key (no second shuffle): the exact rule wherever a key may span partitions.
+    ``keys_in_one_partition=True`` states that every key lives in one partition (true for
+    topics written with Kafka's default partitioner, Java's or librdkafka's, and no explicit
+    partitions): then one aggregation by key, partially aggregated before the shuffle like a
+    plain ``max_by``, picks the winner, and a key found in two partitions fails the query with
+    an error naming it (never a silently different winner).
     Streaming frames need ``partitions`` (the topic's partition count): the winners of each
     partition are kept in one aggregation of ``partitions`` slots, so the query runs with
     ``outputMode("update")``; a record of a partition outside ``0..partitions-1`` fails the
@@ -126,7 +132,14 @@ def compact(
         sf.struct(ckey.alias("c"), record.alias("r")).alias(_CAND),
         pkey.alias(_PKEY),
     )
-    winners = _two_stage(staged) if partitions is None else _slotted(staged, partitions)
+    if keys_in_one_partition and partitions is not None:
+        raise ConfigurationError("give either keys_in_one_partition=True or partitions, not both")
+    if keys_in_one_partition:
+        winners = _single_stage(staged)
+    elif partitions is None:
+        winners = _two_stage(staged)
+    else:
+        winners = _slotted(staged, partitions)
     out = winners.select(f"{_W}.*")
     return out if keep_tombstones else out.where(sf.col("value").isNotNull())
 
@@ -144,6 +157,33 @@ def _two_stage(staged: DataFrame) -> DataFrame:
     )
     return per_partition.groupBy(_KEY).agg(
         sf.max_by(sf.col(f"{_W}.r"), sf.col(f"{_W}.c")).alias(_W)
+    )
+
+
+def _single_stage(staged: DataFrame) -> DataFrame:
+    """Every key in one partition: the greatest partition key wins, in ONE aggregation.
+
+    The smallest and largest partition of each key ride along (two int buffers); a key seen
+    in two partitions raises, because the cross-partition rule was not applied to it.
+    """
+    part = sf.col(_PART)
+    grouped = staged.groupBy(_KEY).agg(
+        sf.max_by(sf.col(f"{_CAND}.r"), sf.col(_PKEY)).alias(_W),
+        sf.min(part).alias("__lo"),
+        sf.max(part).alias("__hi"),
+    )
+    message = sf.concat(
+        sf.lit("compact(keys_in_one_partition=True): key "),
+        sf.hex(sf.col(_KEY)),
+        sf.lit(" (hex) is in partitions "),
+        sf.col("__lo").cast("string"),
+        sf.lit(" and "),
+        sf.col("__hi").cast("string"),
+        sf.lit("; compact without keys_in_one_partition applies the cross-partition rule"),
+    )
+    spans = sf.coalesce(sf.col("__lo") != sf.col("__hi"), sf.lit(False))
+    return grouped.select(
+        sf.col(_KEY), sf.when(spans, sf.raise_error(message)).otherwise(sf.col(_W)).alias(_W)
     )
 
 

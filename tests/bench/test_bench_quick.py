@@ -36,11 +36,25 @@ def test_quick_benchmark_prints_ratios_and_writes_json_and_png(tmp_path: Path) -
     out = done.stdout
     assert "ratio" in out
     assert "targets:" in out
-    for group in ("produce", "produce-traced", "produce-spans", "consume", "memory", "codec:"):
+    for group in (
+        "produce-plain",
+        "produce-traced",
+        "produce-spans",
+        "consume",
+        "memory",
+        "codec:",
+    ):
         assert group in out
     data = json.loads((tmp_path / "results.json").read_text())
     groups = {g["name"]: g for g in data["groups"]}
-    assert {"produce", "produce-traced", "produce-spans", "consume", "memory"} <= set(groups)
+    assert {
+        "produce-plain",
+        "produce",
+        "produce-traced",
+        "produce-spans",
+        "consume",
+        "memory",
+    } <= set(groups)
     for group in groups.values():
         baseline = next(c for c in group["contenders"] if c["name"] == group["baseline"])
         assert baseline["samples"], group["name"]

@@ -8,7 +8,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kheaders import Headers
+from kheaders._model.headers import received
 
 
 def record_digest(
@@ -22,7 +22,7 @@ def record_digest(
         else:
             h.update(len(part).to_bytes(4, "big"))
             h.update(part)
-    h.update(Headers._trusted(list(headers or []), read_only=True).to_bytes())
+    h.update(received(list(headers or [])).to_bytes())
     return h.digest()
 
 

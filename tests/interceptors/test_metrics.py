@@ -108,11 +108,20 @@ def test_no_meter_provider_means_no_recording_and_no_acknowledgement_hook() -> N
 
     icpt = MetricsProducerInterceptor(meter_provider=NoOpMeterProvider())
     assert not icpt.recording
+    assert not hasattr(icpt, "on_send")
     assert not hasattr(icpt, "on_acknowledgement")
     producer = Producer({"bootstrap.servers": "127.0.0.1:9"}, interceptors=[icpt])
-    assert not producer.interceptors.on_acknowledgement  # no per-record delivery callback
+    # the chain leaves the idle interceptor out: nothing runs per record
+    assert not producer.interceptors.on_send
+    assert not producer.interceptors.on_acknowledgement
     producer.close(0)
-    assert not MetricsConsumerInterceptor(meter_provider=NoOpMeterProvider()).recording
+    consumer_icpt = MetricsConsumerInterceptor(meter_provider=NoOpMeterProvider())
+    assert not consumer_icpt.recording
+    consumer = Consumer(
+        {"bootstrap.servers": "127.0.0.1:9", "group.id": "g"}, interceptors=[consumer_icpt]
+    )
+    assert not consumer.interceptors.on_consume
+    consumer.close()
 
 
 def test_consumer_counts_consumed_records_and_times_processing_with_errors(
@@ -229,3 +238,34 @@ def test_process_metrics_without_an_interceptor(
             "messaging.consumer.group.name": "billing",
         }
     ]
+
+
+def test_two_clients_with_equal_attributes_sum_and_a_closed_clients_counts_stay(
+    meter_provider: MeterProvider, reader: InMemoryMetricReader
+) -> None:
+    from kheaders import Headers, RecordMetadata
+
+    config = {"bootstrap.servers": "broker-a:9092"}
+    first, second = (MetricsProducerInterceptor(meter_provider=meter_provider) for _ in "ab")
+    for icpt, n in ((first, 2), (second, 3)):
+        icpt.configure(config)
+        for _ in range(n):
+            icpt.on_acknowledgement(RecordMetadata("orders", 1, 5), None, Headers())
+    first.close()
+    first.close()  # twice: counted once
+    sent = collect(reader)[SENT_MESSAGES]
+    assert sent.points == [
+        (
+            {
+                "messaging.system": "kafka",
+                "messaging.operation.name": "send",
+                "server.address": "broker-a",
+                "server.port": 9092,
+                "messaging.destination.name": "orders",
+                "messaging.destination.partition.id": "1",
+            },
+            5,
+        )
+    ]
+    second.on_acknowledgement(RecordMetadata("orders", 1, 6), None, Headers())
+    assert collect(reader)[SENT_MESSAGES].value(messaging__destination__name="orders") == 6

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kheaders import DecodeError, Header, Headers, KHeadersError, ReadOnlyHeadersError
+from kheaders._model.headers import trusted
 
 KEYS = st.text(min_size=1, max_size=12)
 VALUES = st.one_of(st.none(), st.binary(max_size=300))
@@ -322,10 +323,10 @@ def test_trailing_bytes_are_rejected(pairs: list[tuple[str, bytes | None]], extr
 
 
 def test_headers_wrapping_raw_tuples_always_iterate_as_header() -> None:
-    received = Headers._trusted([("a", b"1"), ("b", None)], read_only=True)
+    received = trusted([("a", b"1"), ("b", None)], read_only=True)
     assert [type(h) for h in received] == [Header, Header]
     assert received.last_header("b") == Header("b", None)
-    writable = Headers._trusted([("a", b"1"), ("b", None)], read_only=False)
+    writable = trusted([("a", b"1"), ("b", None)], read_only=False)
     writable.set("a", b"2").add("c", b"3")
     assert [type(h) for h in writable] == [Header, Header, Header]
     copy = received.copy().set("b", b"x")
@@ -385,9 +386,9 @@ def test_lists_own_mutators_check_pairs_and_refuse_once_closed() -> None:
         lambda: h.insert(0, ("d", b"1")),
         lambda: h.__setitem__(0, ("d", b"1")),
         lambda: h.__delitem__(0),
-        lambda: h.pop(),
-        lambda: h.sort(),
-        lambda: h.reverse(),
+        h.pop,
+        h.sort,
+        h.reverse,
         lambda: h.__iadd__([]),
         lambda: h.__imul__(2),
     ):

@@ -45,31 +45,40 @@ def assert_native(df: DataFrame) -> None:
         assert python_node not in plan
 
 
-def states(spark: SparkSession, partitions_slots: bool) -> dict[str, dict[bytes, tuple[int, int]]]:
+def states(
+    spark: SparkSession, plan: str, cases: list[Case] = CASES
+) -> dict[str, dict[bytes, tuple[int, int]]]:
     """Every case compacted: case name -> {key: (partition, offset)}.
 
     Cases with the same settings share one frame (keys prefixed by the case number, so they
     never meet), which keeps the number of Spark jobs small.
     """
     groups: dict[tuple[str, str | None, str], list[int]] = {}
-    for i, case in enumerate(CASES):
+    for i, case in enumerate(cases):
         groups.setdefault((case.strategy, case.header, case.encoding), []).append(i)
-    got: dict[str, dict[bytes, tuple[int, int]]] = {c.name: {} for c in CASES}
+    got: dict[str, dict[bytes, tuple[int, int]]] = {c.name: {} for c in cases}
     parts = []
     for (strategy, header, encoding), members in groups.items():
-        records = [r._replace(key=b"%d/" % i + r.key) for i in members for r in CASES[i].records]
-        slots = max(r.partition for r in records) + 1 if partitions_slots else None
+        records = [r._replace(key=b"%d/" % i + r.key) for i in members for r in cases[i].records]
+        slots = max(r.partition for r in records) + 1 if plan == "slots" else None
         df = records_frame(spark, records)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # blank header key: the documented fallback
-            out = compact(df, strategy, header, encoding, partitions=slots)
+            out = compact(
+                df,
+                strategy,
+                header,
+                encoding,
+                partitions=slots,
+                keys_in_one_partition=plan == "single",
+            )
         assert out.columns == df.columns
         parts.append(out.select("key", "partition", "offset"))
     union = functools.reduce(DataFrame.unionByName, parts)
     assert_native(union)
     for row in union.collect():
         case, _, key = bytes(row["key"]).partition(b"/")
-        got[CASES[int(case)].name][key] = (row["partition"], row["offset"])
+        got[cases[int(case)].name][key] = (row["partition"], row["offset"])
     return got
 
 
@@ -77,10 +86,32 @@ def expected_states(cases: list[Case]) -> dict[str, dict[bytes, tuple[int, int]]
     return {c.name: c.expected for c in cases}
 
 
-@pytest.mark.parametrize("slots", [False, True], ids=["two-stage", "partition-slots"])
-def test_shared_rule_table_states_match(spark: SparkSession, slots: bool) -> None:
+@pytest.mark.parametrize("plan", ["two-stage", "slots"])
+def test_shared_rule_table_states_match(spark: SparkSession, plan: str) -> None:
     assert spark.conf.get("spark.sql.ansi.enabled") == "true"
-    assert states(spark, slots) == expected_states(CASES)
+    assert states(spark, plan) == expected_states(CASES)
+
+
+def _one_partition(case: Case) -> bool:
+    seen: dict[bytes | None, set[int]] = {}
+    for r in case.records:
+        seen.setdefault(r.key, set()).add(r.partition)
+    return all(len(parts) == 1 for parts in seen.values())
+
+
+def test_single_stage_plan_matches_every_case_whose_keys_stay_in_one_partition(
+    spark: SparkSession,
+) -> None:
+    """keys_in_one_partition=True: the same states for those cases; the others fail loudly."""
+    single = [c for c in CASES if _one_partition(c)]
+    assert 0 < len(single) < len(CASES)  # the table has both kinds
+    assert states(spark, "single", single) == expected_states(single)
+    spanning = next(c for c in CASES if not _one_partition(c))
+    df = records_frame(spark, spanning.records)
+    with pytest.raises(Exception, match=r"keys_in_one_partition=True\): key [0-9A-F]+ \(hex\)"):
+        compact(df, spanning.strategy, spanning.header, keys_in_one_partition=True).collect()
+    with pytest.raises(ConfigurationError, match="not both"):
+        compact(df, partitions=2, keys_in_one_partition=True)
 
 
 def test_winners_keep_every_input_column_and_key_less_records_are_left_out(
