@@ -2,8 +2,9 @@
 
 Two ways in, one set of rules (the Headers model's, then the header limits):
 
-* :func:`plain_list` accepts the usual headers, a list of ``(str, bytes)`` tuples well within
-  the limits, without building anything: librdkafka gets the caller's list as it is.
+* :func:`plain_list` accepts the usual headers, a list of ``(str, bytes)`` tuples with keys
+  already known valid, well within the limits, without building anything: librdkafka gets
+  the caller's list as it is.
 * :func:`closed` takes :class:`Headers` (built from any accepted shape by :func:`writable`),
   checks them against the limits and closes them: the record's headers from then on.
 
@@ -18,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from kheaders._errors import ReadOnlyHeadersError
 from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes, received
-from kheaders._model.limits import plain_fit
+from kheaders._model.limits import check_sendable, plain_fit
 
 if TYPE_CHECKING:
     from kheaders._model.limits import HeaderLimits
@@ -47,16 +48,18 @@ def writable(headers: HeaderTypes) -> Headers:
 def closed(headers: Headers, limits: HeaderLimits | None) -> Headers:
     """``headers`` checked against ``limits`` (when given), then closed; returned.
 
-    Raises HeaderLimitError naming the limit and key at fault (the headers stay writable).
+    Raises what :func:`~kheaders._model.limits.check_sendable` raises (InvalidNameError for a
+    key librdkafka cannot take, HeaderLimitError naming the limit and key); the headers then
+    stay writable.
     """
-    if limits is not None and headers:
-        limits.check(headers)
+    check_sendable(headers, limits)
     return headers.close()
 
 
 def plain_list(headers: list[Any], limits: HeaderLimits | None) -> bool:
-    """True when librdkafka may take ``headers`` as they are: ``(str, bytes)`` tuples with
-    non-empty ASCII keys, within ``limits``. False says only "look closer" (:func:`closed`).
+    """True when librdkafka may take ``headers`` as they are: ``(str, bytes)`` tuples whose
+    keys passed the key rule before (one lookup each), within ``limits``. False says only
+    "look closer" (:func:`closed`, which checks unknown keys and so makes them known).
     """
     for pair in headers:
         if type(pair) is not tuple:

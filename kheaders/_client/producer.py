@@ -60,6 +60,10 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     a setting librdkafka rejects.
     """
 
+    _client_class: type[confluent_kafka.Producer] | None = None
+    """The confluent-kafka class built from the config: ``confluent_kafka.Producer`` as found
+    when the producer is built (so OpenTelemetry's ``instrument()`` applies), or a subclass
+    whose ``produce`` takes confluent's positional arguments (kheaders.aio's)."""
     __slots__ = (
         "_ack",
         "_chain",
@@ -99,7 +103,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         default_cb = setup.rdkafka.pop("on_delivery", None)
         chain = _chain(setup.interceptors, strict)
         try:
-            raw = confluent_kafka.Producer(setup.rdkafka)
+            raw = (self._client_class or confluent_kafka.Producer)(setup.rdkafka)
         except BaseException:
             chain.close()
             raise
@@ -134,7 +138,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     ) -> None:
         self._producer = raw
         self._limits = limits
-        self._raw_produce = _raw_produce(raw)
+        self._raw_produce = _raw_produce(raw, type(raw) is type(self)._client_class)
         self._chain = chain
         # bound once: a bound method made per record would be one more object in flight
         self._ack = chain.acknowledge if chain.on_acknowledgement else None
@@ -166,7 +170,9 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         returning the record's read-only Headers.
 
         Raises ReadOnlyHeadersError for headers that are already closed, TypeError for a header
-        key that is not a non-empty ``str`` (ValueError for a bad value), HeaderLimitError,
+        key that is not ``str``, InvalidNameError for one that is empty, holds NUL or is not
+        encodable as UTF-8 (before librdkafka sees it), TypeError/ValueError for a bad value,
+        HeaderLimitError,
         SerializationError when a serializer fails, TypeError for a key or value librdkafka
         cannot send (naming the topic and type), and whatever librdkafka raises (BufferError
         when the queue is full, KafkaException).
@@ -379,18 +385,25 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         return f"<kheaders.Producer wrapping {self._producer!r}, {n} interceptors>"
 
 
-def _raw_produce(raw: object) -> RawProduce:
+_C_PRODUCE = confluent_kafka.cimpl.Producer.produce
+"""confluent's own ``produce`` (the C class: OpenTelemetry's ``instrument()`` replaces only
+``confluent_kafka.Producer``, the name)."""
+
+
+def _raw_produce(raw: object, positional: bool) -> RawProduce:
     """confluent's ``produce``, called with its 8 arguments by position: ``(topic, value, key,
     partition, callback, on_delivery, timestamp, headers)``.
 
-    confluent's own class takes them so (its fastest call: keyword arguments cost it more
-    than kheaders' whole check). Anything else (a subclass, ``SerializingProducer``,
-    OpenTelemetry's instrumented producer) is called with keyword arguments and a plain list
-    of headers it may add to: OTel's instrumentation finds ``headers`` by keyword and appends
-    ``traceparent`` to the list; ``SerializingProducer`` orders ``key`` before ``value``.
+    confluent's own ``produce`` takes them so (its fastest call: keyword arguments cost it
+    more than kheaders' whole check), as does the ``produce`` of a declared
+    :attr:`Producer._client_class` (``positional``). Any other ``produce`` (``SerializingProducer``'s,
+    OpenTelemetry's instrumented producer's, a subclass's) is called with keyword arguments
+    and a plain list of headers it may add to: OTel's instrumentation finds ``headers`` by
+    keyword and appends ``traceparent``; ``SerializingProducer`` orders ``key`` before
+    ``value``.
     """
     produce: RawProduce = raw.produce  # type: ignore[attr-defined]
-    if type(raw) is confluent_kafka.Producer:
+    if positional or getattr(type(raw), "produce", None) is _C_PRODUCE:
         return produce
     return partial(_keywords, produce)
 

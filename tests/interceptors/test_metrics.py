@@ -21,7 +21,7 @@ from interceptors.metrics import (
     MetricsProducerInterceptor,
     process_metrics,
 )
-from kheaders import Consumer, HeaderLimitError, HeaderLimits, Producer
+from kheaders import ConfigurationError, Consumer, HeaderLimitError, HeaderLimits, Producer
 from tests.interceptors.metrics_helpers import collect
 
 pytestmark = pytest.mark.integration
@@ -197,27 +197,31 @@ def test_consumer_counts_consumed_records_and_times_processing_with_errors(
     }
 
 
-def test_interceptors_named_in_config_report_to_the_global_style_provider_they_are_given(
-    bootstrap: str,
-    topic: str,
-    meter_provider: MeterProvider,
-    reader: InMemoryMetricReader,
+def test_interceptors_named_in_config_use_the_global_provider_and_read_their_settings(
+    bootstrap: str, topic: str, reader: InMemoryMetricReader
 ) -> None:
-    """By name in ``interceptor.classes`` they read their settings in ``configure``."""
+    """By name in ``interceptor.classes``: built with no arguments, then ``configure``d."""
+    from interceptors._metrics_common import is_noop
+
     config = {
         "bootstrap.servers": bootstrap,
         "interceptor.classes": "interceptors.metrics.MetricsProducerInterceptor",
-        "kheaders.metrics.duration.max.per.second": "1",
+        "kheaders.metrics.duration.max.per.second": "7",
+        "kheaders.metrics.max.pending": "9",
     }
     producer = Producer(config)
     icpt = producer.interceptors.interceptors[0]
     assert isinstance(icpt, MetricsProducerInterceptor)
-    # the global provider is the API's proxy here: nothing records, nothing breaks
-    assert not icpt.recording
+    # the global provider decides (the API's proxy in this process unless someone set one)
+    assert icpt.recording is not is_noop(None)
+    assert icpt._sampler._limit == 7
+    assert icpt._max_pending == 9
     producer.produce(topic, b"v")
     assert producer.flush(30) == 0
     producer.close()
-    assert SENT_MESSAGES not in collect(reader)
+    assert SENT_MESSAGES not in collect(reader)  # this test's provider was never given
+    with pytest.raises(ConfigurationError, match=r"kheaders\.metrics\.max\.pending"):
+        Producer({**config, "kheaders.metrics.max.pending": "0"})
 
 
 def test_process_metrics_without_an_interceptor(
