@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from kheaders import _telemetry
 from kheaders._codec.varint import varint_size
 from kheaders._errors import ConfigurationError, HeaderLimitError
+from kheaders._settings import config_bool
 
 MIB = 1 << 20
 _VARINT_MAX = 5
@@ -162,8 +163,7 @@ class HeaderLimits:
         ``None`` when ``kheaders.header.limits.enabled`` is false.
         Raises ConfigurationError naming the setting at fault.
         """
-        enabled = config.get(CONFIG_PREFIX + "enabled", True)
-        if str(enabled).lower() in ("false", "0", "no", "off"):
+        if not config_bool(config.get(CONFIG_PREFIX + "enabled", True), CONFIG_PREFIX + "enabled"):
             return None
         values: dict[str, int] = {}
         for key, value in config.items():

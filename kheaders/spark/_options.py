@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from kheaders._errors import ConfigurationError
+from kheaders._settings import config_bool
 
 EARLIEST = -2
 LATEST = -1
@@ -85,11 +86,7 @@ def parse_offsets(text: str | None, name: str, default: str) -> OffsetSpec:
 
 def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
     text = _get(options, name)
-    if text is None:
-        return default
-    if text.strip().lower() in ("true", "false"):
-        return text.strip().lower() == "true"
-    raise ConfigurationError(f"option '{name}' must be 'true' or 'false', got {text!r}")
+    return default if text is None else config_bool(text, f"option {name!r}")
 
 
 def _positive(options: Mapping[str, str], name: str) -> int | None:
