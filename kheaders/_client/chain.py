@@ -16,6 +16,7 @@ returns something that is not a list) is a failure too. A record is never lost. 
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -96,6 +97,9 @@ def _name(interceptor: object) -> str:
 def _check_interceptor(interceptor: object, hooks: Sequence[str]) -> None:
     """Reject a class (not an instance) or an object that implements none of ``hooks``.
 
+    A hook may be a property that raises AttributeError while the interceptor has nothing to
+    do (metrics without a MeterProvider): the chain then leaves it out, at no cost per record.
+
     Raises TypeError naming the object and, for a likely typo, the odd method names.
     """
     if isinstance(interceptor, type):
@@ -105,6 +109,8 @@ def _check_interceptor(interceptor: object, hooks: Sequence[str]) -> None:
         )
     if any(callable(getattr(interceptor, h, None)) for h in hooks):
         return
+    if any(isinstance(getattr(type(interceptor), h, None), property) for h in hooks):
+        return  # its hooks are properties that are off for now (an idle interceptor)
     odd = sorted(
         a
         for a in dir(interceptor)
@@ -188,6 +194,9 @@ class InterceptorChain:
             hook=hook,
             topic=topic,
             error=f"{type(exc).__name__}: {exc}",
+            # the traceback as text, not exc_info: a dev renderer would print the frames'
+            # locals, which hold the record's header values
+            exception="".join(traceback.format_exception(exc)),
         )
 
     def send(self, record: ProducerRecord) -> ProducerRecord:

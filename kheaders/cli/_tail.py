@@ -10,11 +10,18 @@ import time
 import uuid
 from typing import Any, TextIO
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Message, TopicPartition
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    OFFSET_END,
+    KafkaError,
+    KafkaException,
+    Message,
+    TopicPartition,
+)
 
 from kheaders._errors import DeserializationError
-from kheaders._model.headers import Headers
-from kheaders._model.redact import Redactor, render_headers, render_value
+from kheaders._model.received import message_headers
+from kheaders._model.redact import Redactor, printable, render_headers, render_value
 
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
 
@@ -62,19 +69,29 @@ def register(subparsers: Any) -> None:
 
 
 def format_record(msg: Message, redactor: Redactor) -> str:
-    """One record as text: a title line, the value, then one line per header."""
+    """One record as text: a title line, the value, then one line per header.
+
+    Everything a peer supplied is rendered safely: keys, values and record keys as text only
+    when printable (values and record keys as ``0x`` hex otherwise, header keys and the topic
+    with control characters escaped), so no record can move the cursor, ring the bell or
+    forge a line.
+    """
     ts_type, ts = msg.timestamp()
     when = "-"
     if ts_type in _TIMESTAMP_TYPES:
         stamp = dt.datetime.fromtimestamp(ts / 1000, dt.UTC).isoformat(timespec="milliseconds")
         when = f"{stamp.replace('+00:00', 'Z')} ({_TIMESTAMP_TYPES[ts_type]})"
+    topic = printable(msg.topic() or "")
     lines = [
-        f"{msg.topic()}[{msg.partition()}]@{msg.offset()}  {when}  key={_render(msg.key())}",
+        f"{topic}[{msg.partition()}]@{msg.offset()}  {when}  key={_render(msg.key())}",
         f"  value: {_render(msg.value())}",
     ]
-    raw = msg.headers()
-    headers = raw if isinstance(raw, Headers) else Headers(raw)
-    pairs = render_headers(headers.to_list(), redactor)
+    try:
+        raw = message_headers(msg)
+    except DeserializationError:
+        lines.append("  headers: <unreadable: a header key is not UTF-8>")
+        return "\n".join(lines)
+    pairs = render_headers(raw or (), redactor)  # keys escaped, secrets redacted
     lines.append(f"  headers ({len(pairs)}):")
     lines.extend(f"    {key}: {text}" for key, text in pairs)
     return "\n".join(lines)
@@ -132,12 +149,25 @@ def tail(
     }
     if group is not None:
         config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
+    errors: list[KafkaError] = []
+    # librdkafka's own log lines (one per failed connection attempt) would bury the output:
+    # its errors come to error_cb instead, and the last one is reported once
+    config.update({"log_level": 0, "error_cb": errors.append})
     consumer = Consumer(config)
     try:
         if group is not None:
             consumer.subscribe([topic])
         else:
-            meta = consumer.list_topics(topic, timeout=10.0).topics.get(topic)
+            wait = 10.0 if timeout is None else max(min(timeout, 10.0), 0.1)
+            try:
+                meta = consumer.list_topics(topic, timeout=wait).topics.get(topic)
+            except KafkaException as exc:
+                reason = _reason(errors[-1] if errors else exc.args[0])
+                print(
+                    f"kheaders tail: cannot read topic {topic!r} from {bootstrap}: {reason}",
+                    file=sys.stderr,
+                )
+                return 2
             if meta is None or meta.error is not None or not meta.partitions:
                 print(f"kheaders tail: topic {topic!r} not found", file=sys.stderr)
                 return 2
@@ -151,16 +181,26 @@ def tail(
             try:
                 msg = consumer.poll(0.2)
             except DeserializationError as exc:  # e.g. a header key that is not UTF-8
-                print(f"kheaders tail: {exc}", file=sys.stderr)
+                print(f"kheaders tail: {printable(str(exc))}", file=sys.stderr)
                 msg = exc.message  # printed all the same: key and value are intact
             if msg is None:
                 continue
             if msg.error() is not None:
-                print(f"kheaders tail: {msg.error()}", file=sys.stderr)
+                print(f"kheaders tail: {printable(str(msg.error()))}", file=sys.stderr)
                 continue
             last = time.monotonic()
             print(format_record(msg, redactor), file=out, flush=True)
             printed += 1
+        if not printed and errors:
+            print(
+                f"kheaders tail: no record; last broker error: {_reason(errors[-1])}",
+                file=sys.stderr,
+            )
     finally:
         consumer.close()
     return 0
+
+
+def _reason(err: object) -> str:
+    """librdkafka's error text without the ``KafkaError{code=...}`` wrapping."""
+    return err.str() if isinstance(err, KafkaError) else str(err)
