@@ -42,6 +42,7 @@ Factory = Callable[[Env], "Group | list[Group]"]
 def _factories() -> list[tuple[str, Factory]]:
     from bench._codecs import codec_groups
     from bench._consume import consume_group, memory_group
+    from bench._metrics import metrics_groups
     from bench._produce import plain_group, produce_group, spans_group, traced_group
 
     return [
@@ -52,6 +53,7 @@ def _factories() -> list[tuple[str, Factory]]:
         ("consume", consume_group),
         ("memory", memory_group),
         ("codec", codec_groups),
+        ("metrics", metrics_groups),
     ]
 
 
@@ -63,6 +65,7 @@ GROUP_NAMES = (
     "consume",
     "memory",
     "codec",
+    "metrics",
     "spark",
 )
 

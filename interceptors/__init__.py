@@ -5,6 +5,8 @@
 - ``interceptors.client_id``: ClientIdInterceptor
 - ``interceptors.correlation``: CorrelationIdInterceptor, correlation_id, correlation_scope
 - ``interceptors.logging``: LoggingInterceptor (structlog, redacted headers)
+- ``interceptors.metrics``: MetricsProducerInterceptor, MetricsConsumerInterceptor,
+  process_metrics, with_statistics, StatisticsBridge (OpenTelemetry metrics)
 
 See docs/interceptors.md.
 """

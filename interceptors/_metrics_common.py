@@ -12,9 +12,8 @@ of the rest above it.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Callable, Iterable, Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, Histogram, Meter, MeterProvider, Observation
@@ -55,7 +54,7 @@ DURATION_BUCKETS: tuple[float, ...] = (
 """Seconds: the conventions' advice (5 ms to 10 s) plus 1 and 2.5 ms for a local broker."""
 
 MAX_RATE_KEY = "kheaders.metrics.duration.max.per.second"
-DEFAULT_MAX_RATE = 1000
+DEFAULT_MAX_RATE = 100
 
 AttrValue = str | int
 Attrs = dict[str, AttrValue]
@@ -102,36 +101,50 @@ def freeze(attrs: Attrs) -> AttrKey:
     return tuple(sorted(attrs.items()))
 
 
-class KeyedCounts:
-    """Cumulative counts by a raw key, safe to add to from several threads."""
+class SeriesCounts:
+    """Cumulative counts by a raw key (cheap to build per record), safe to add to from several
+    threads; reported under the attributes ``attributes(raw)`` gives (cached per raw key)."""
 
-    __slots__ = ("_counts", "_lock")
+    __slots__ = ("_attributes", "_counts", "_keys", "_lock")
 
-    def __init__(self) -> None:
-        self._counts: dict[object, int] = {}
+    def __init__(self, attributes: Callable[[Any], Attrs]) -> None:
+        self._attributes = attributes
+        self._counts: dict[Any, int] = {}
+        self._keys: dict[Any, AttrKey] = {}
         self._lock = threading.Lock()
 
-    def add(self, key: object, n: int = 1) -> None:
-        """Add ``n`` to the count of ``key``."""
+    def add(self, raw: object) -> None:
+        """Add one to the count of ``raw``."""
         with self._lock:
             counts = self._counts
-            counts[key] = counts.get(key, 0) + n
+            counts[raw] = counts.get(raw, 0) + 1
 
-    def add_all(self, added: dict[object, int]) -> None:
+    def add_all(self, added: dict[Any, int]) -> None:
         """Add several counts at once (one lock for a whole batch)."""
         with self._lock:
             counts = self._counts
-            for key, n in added.items():
-                counts[key] = counts.get(key, 0) + n
+            for raw, n in added.items():
+                counts[raw] = counts.get(raw, 0) + n
 
-    def items(self) -> list[tuple[object, int]]:
-        """A snapshot of every key and its count."""
+    def reset_attributes(self) -> None:
+        """Forget the cached attributes (the client's settings changed)."""
+        self._keys = {}
+
+    def counts(self) -> list[tuple[AttrKey, int]]:
+        """A snapshot: every series' attributes and total."""
         with self._lock:
-            return list(self._counts.items())
+            items = list(self._counts.items())
+        out = []
+        for raw, n in items:
+            key = self._keys.get(raw)
+            if key is None:
+                key = self._keys[raw] = freeze(self._attributes(raw))
+            out.append((key, n))
+        return out
 
 
 class CountSource(Protocol):
-    """An interceptor whose cumulative counts an asynchronous counter observes."""
+    """Cumulative counts an asynchronous counter observes (a :class:`SeriesCounts`)."""
 
     def counts(self) -> Iterable[tuple[AttrKey, int]]: ...
 
@@ -169,6 +182,43 @@ class Sampler:
         return True
 
 
+class _Sources:
+    """The count sources of one counter: live ones, and the totals of retired ones.
+
+    A closed client's counts stay in the totals (a cumulative counter never goes back), and
+    the source itself is dropped, so clients built and closed over and over cost one series
+    each, not one object each.
+    """
+
+    def __init__(self) -> None:
+        self._live: dict[int, CountSource] = {}
+        self._retired: dict[AttrKey, int] = {}
+        self._lock = threading.Lock()
+
+    def add(self, source: CountSource) -> None:
+        """Report ``source``'s counts from now on."""
+        with self._lock:
+            self._live[id(source)] = source
+
+    def retire(self, source: CountSource) -> None:
+        """Keep ``source``'s counts as they are now and stop asking it."""
+        with self._lock:
+            if self._live.pop(id(source), None) is None:
+                return
+            for key, n in source.counts():
+                self._retired[key] = self._retired.get(key, 0) + n
+
+    def totals(self) -> dict[AttrKey, int]:
+        """Every series' total over live and retired sources (equal attributes summed)."""
+        with self._lock:
+            totals = dict(self._retired)
+            live = list(self._live.values())
+        for source in live:
+            for key, n in source.counts():
+                totals[key] = totals.get(key, 0) + n
+        return totals
+
+
 class Instruments:
     """The messaging instruments of one MeterProvider, created once and shared by its clients.
 
@@ -177,8 +227,8 @@ class Instruments:
     """
 
     def __init__(self, meter: Meter) -> None:
-        self._producers: weakref.WeakSet[CountSource] = weakref.WeakSet()
-        self._consumers: weakref.WeakSet[CountSource] = weakref.WeakSet()
+        self._producers = _Sources()
+        self._consumers = _Sources()
         self.sent = meter.create_observable_counter(
             SENT_MESSAGES,
             callbacks=[self._observer(self._producers)],
@@ -206,26 +256,22 @@ class Instruments:
         )
 
     @staticmethod
-    def _observer(
-        sources: weakref.WeakSet[CountSource],
-    ) -> Callable[[CallbackOptions], Iterator[Observation]]:
+    def _observer(sources: _Sources) -> Callable[[CallbackOptions], Iterator[Observation]]:
         def observe(_options: CallbackOptions) -> Iterator[Observation]:
-            totals: dict[AttrKey, int] = {}
-            for source in list(sources):
-                for key, n in source.counts():
-                    totals[key] = totals.get(key, 0) + n
-            for key, n in totals.items():
+            for key, n in sources.totals().items():
                 yield Observation(n, dict(key))
 
         return observe
 
-    def add_producer(self, source: CountSource) -> None:
-        """Report ``source``'s counts under ``messaging.client.sent.messages`` while it lives."""
-        self._producers.add(source)
+    @property
+    def producers(self) -> _Sources:
+        """The sources of ``messaging.client.sent.messages``."""
+        return self._producers
 
-    def add_consumer(self, source: CountSource) -> None:
-        """Report ``source``'s counts under ``messaging.client.consumed.messages``."""
-        self._consumers.add(source)
+    @property
+    def consumers(self) -> _Sources:
+        """The sources of ``messaging.client.consumed.messages``."""
+        return self._consumers
 
 
 _registry: dict[int, tuple[MeterProvider, Instruments]] = {}

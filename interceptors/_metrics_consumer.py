@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeAlias
 
@@ -14,9 +14,9 @@ from interceptors._config import Config
 from interceptors._metrics_common import (
     AttrKey,
     Attrs,
-    KeyedCounts,
+    Instruments,
+    SeriesCounts,
     error_type,
-    freeze,
     group_of,
     instruments,
     is_noop,
@@ -98,24 +98,31 @@ class MetricsConsumerInterceptor:
     ``kheaders.consumer.deserialization.failures``. Processing time is the application's:
     wrap it in :meth:`process` (``messaging.process.duration``).
 
-    With no MeterProvider (the API's no-op or proxy provider when built or configured)
-    ``on_consume`` returns at once. Messages are returned unchanged.
+    With no MeterProvider (the API's no-op or proxy provider when built or configured) it
+    has no ``on_consume`` (a property raising AttributeError): the chain leaves it out.
+    Messages are returned unchanged.
     """
 
-    __slots__ = ("__weakref__", "_base", "_bridge", "_counts", "_keys", "_off", "_provider")
+    __slots__ = ("_base", "_bridge", "_counts", "_off", "_provider", "_registry")
 
     def __init__(self, *, meter_provider: MeterProvider | None = None) -> None:
         self._provider = meter_provider
         self._base: Attrs = {MESSAGING_SYSTEM: "kafka"}
-        self._counts = KeyedCounts()
-        self._keys: dict[tuple[str, int], AttrKey] = {}
+        self._counts = SeriesCounts(self._consumed_attributes)
         self._bridge: StatisticsBridge | None = None
+        self._registry: Instruments | None = None
         self._bind()
 
     def _bind(self) -> None:
         self._off = is_noop(self._provider)
-        if not self._off:
-            instruments(self._provider).add_consumer(self)
+        if self._off:
+            return
+        found = instruments(self._provider)
+        if found is not self._registry:
+            if self._registry is not None:
+                self._registry.consumers.retire(self._counts)
+            self._registry = found
+            found.consumers.add(self._counts)
 
     def configure(self, config: Config) -> None:
         """Read ``group.id`` and ``bootstrap.servers`` for the attributes."""
@@ -124,7 +131,7 @@ class MetricsConsumerInterceptor:
         if group:
             base[CONSUMER_GROUP] = group
         self._base = base
-        self._keys = {}
+        self._counts.reset_attributes()
         self._bridge = bridge_of(config)
         self._bind()
 
@@ -133,9 +140,16 @@ class MetricsConsumerInterceptor:
         """Whether a MeterProvider that records was found (else ``on_consume`` is a no-op)."""
         return not self._off
 
-    def on_consume(self, messages: list[AnyMessage]) -> list[AnyMessage]:
+    @property
+    def on_consume(self) -> Callable[[list[AnyMessage]], list[AnyMessage]]:
+        """The batch hook; absent (AttributeError) when nothing records."""
+        if self._off:
+            raise AttributeError("on_consume: no MeterProvider records")
+        return self._consume
+
+    def _consume(self, messages: list[AnyMessage]) -> list[AnyMessage]:
         """Count the batch's records by topic and partition; return ``messages``."""
-        if self._off or not messages:
+        if not messages:
             return messages
         batch: dict[object, int] = {}
         get = batch.get
@@ -147,24 +161,22 @@ class MetricsConsumerInterceptor:
             self._counts.add_all(batch)
         return messages
 
-    def _key(self, raw: tuple[str, int]) -> AttrKey:
-        found = self._keys.get(raw)
-        if found is None:
-            topic, partition = raw
-            attrs: Attrs = {**self._base, OPERATION_NAME: "poll", DESTINATION_NAME: topic or ""}
-            if partition is not None and partition >= 0:
-                attrs[PARTITION_ID] = str(partition)
-            found = freeze(attrs)
-            if len(self._keys) < 4096:
-                self._keys[raw] = found
-        return found
+    def _consumed_attributes(self, raw: tuple[str | None, int | None]) -> Attrs:
+        topic, partition = raw
+        attrs: Attrs = {**self._base, OPERATION_NAME: "poll", DESTINATION_NAME: topic or ""}
+        if partition is not None and partition >= 0:
+            attrs[PARTITION_ID] = str(partition)
+        return attrs
 
     def counts(self) -> list[tuple[AttrKey, int]]:
         """Records consumed so far, by the attributes of the consumed-messages counter."""
-        return [(self._key(raw), n) for raw, n in self._counts.items()]  # type: ignore[arg-type]
+        return self._counts.counts()
 
     def close(self) -> None:
-        """Stop the statistics bridge of the client's config, if any (counts stay)."""
+        """Keep the counts in the counter's totals (a closed client's series stays); stop the
+        statistics bridge of the client's config, if any."""
+        if self._registry is not None:
+            self._registry.consumers.retire(self._counts)
         if self._bridge is not None:
             self._bridge.close()
 

@@ -14,10 +14,10 @@ from interceptors._metrics_common import (
     MAX_RATE_KEY,
     AttrKey,
     Attrs,
-    KeyedCounts,
+    Instruments,
     Sampler,
+    SeriesCounts,
     error_type,
-    freeze,
     instruments,
     is_noop,
     server_attrs,
@@ -58,18 +58,17 @@ class MetricsProducerInterceptor:
       evenly; the counter is always exact.
 
     With no MeterProvider (the API's no-op or proxy provider when the interceptor is built or
-    configured) it records nothing and has no acknowledgement hook, so the producer needs no
-    per-record delivery callback for it. Put it last in the chain: it times the headers
-    object the record leaves with.
+    configured) it has no hooks at all (they are properties raising AttributeError), so the
+    chain leaves it out and the producer costs what it costs without it. Put it last in the
+    chain: it times the headers object the record leaves with.
 
-    Config keys: ``kheaders.metrics.duration.max.per.second`` (int >= 0, default 1000),
+    Config keys: ``kheaders.metrics.duration.max.per.second`` (int >= 0, default 100),
     ``kheaders.metrics.max.pending`` (records awaiting acknowledgement that keep a start
     time, default 100,000); ``bootstrap.servers`` feeds ``server.address``.
     Raises ConfigurationError for a bad value.
     """
 
     __slots__ = (
-        "__weakref__",
         "_attrs",
         "_base",
         "_bridge",
@@ -79,6 +78,7 @@ class MetricsProducerInterceptor:
         "_off",
         "_pending",
         "_provider",
+        "_registry",
         "_sampler",
         "_settings",
     )
@@ -103,10 +103,11 @@ class MetricsProducerInterceptor:
         )
         self._max_pending = max_pending or DEFAULT_MAX_PENDING
         self._base: Attrs = {MESSAGING_SYSTEM: "kafka", OPERATION_NAME: "send"}
-        self._counts = KeyedCounts()
+        self._counts = SeriesCounts(self._sent_attributes)
         self._attrs: dict[_RawKey, Attrs] = {}
         self._pending: dict[int, tuple[Headers, float]] = {}
         self._bridge: StatisticsBridge | None = None
+        self._registry: Instruments | None = None
         self._bind()
 
     def _bind(self) -> None:
@@ -114,8 +115,12 @@ class MetricsProducerInterceptor:
         if self._off:
             return
         found = instruments(self._provider)
-        self._duration = found.operation_duration
-        found.add_producer(self)
+        if found is not self._registry:
+            if self._registry is not None:
+                self._registry.producers.retire(self._counts)
+            self._registry = found
+            self._duration = found.operation_duration
+            found.producers.add(self._counts)
 
     def configure(self, config: Config) -> None:
         """Read ``bootstrap.servers`` and the ``kheaders.metrics.*`` settings.
@@ -129,6 +134,7 @@ class MetricsProducerInterceptor:
             self._max_pending = get_int(config, MAX_PENDING_KEY, DEFAULT_MAX_PENDING, 1)
         self._base = {MESSAGING_SYSTEM: "kafka", OPERATION_NAME: "send", **server_attrs(config)}
         self._attrs = {}
+        self._counts.reset_attributes()
         self._bridge = bridge_of(config)
         self._bind()  # a MeterProvider may have been installed since construction
 
@@ -137,10 +143,16 @@ class MetricsProducerInterceptor:
         """Whether a MeterProvider that records was found (else every hook is a no-op)."""
         return not self._off
 
-    def on_send(self, record: ProducerRecord) -> ProducerRecord:
-        """Note the send time of the records whose delivery latency is sampled."""
+    @property
+    def on_send(self) -> Callable[[ProducerRecord], ProducerRecord]:
+        """The send hook; absent (AttributeError) when nothing records, so that a producer
+        whose chain has nothing else keeps its lean path."""
         if self._off:
-            return record
+            raise AttributeError("on_send: no MeterProvider records")
+        return self._send
+
+    def _send(self, record: ProducerRecord) -> ProducerRecord:
+        """Note the send time of the records whose delivery latency is sampled."""
         now = time.perf_counter()
         if self._sampler.take(now):
             pending = self._pending
@@ -188,12 +200,12 @@ class MetricsProducerInterceptor:
                 self._attrs[raw] = attrs
         return attrs
 
+    def _sent_attributes(self, raw: _RawKey) -> Attrs:
+        return self._attributes(raw, duration=False)
+
     def counts(self) -> list[tuple[AttrKey, int]]:
         """Records acknowledged so far, by the attributes of ``messaging.client.sent.messages``."""
-        return [
-            (freeze(self._attributes(raw, duration=False)), n)  # type: ignore[arg-type]
-            for raw, n in self._counts.items()
-        ]
+        return self._counts.counts()
 
     @property
     def pending(self) -> int:
@@ -201,8 +213,11 @@ class MetricsProducerInterceptor:
         return len(self._pending)
 
     def close(self) -> None:
-        """Forget the send times of records never acknowledged (their counts stay); stop the
-        statistics bridge of the client's config, if any."""
+        """Forget the send times of records never acknowledged; keep the counts in the
+        counter's totals (a closed client's series stays); stop the statistics bridge of the
+        client's config, if any."""
         self._pending = {}
+        if self._registry is not None:
+            self._registry.producers.retire(self._counts)
         if self._bridge is not None:
             self._bridge.close()

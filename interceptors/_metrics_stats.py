@@ -4,26 +4,18 @@ librdkafka emits a JSON document every ``statistics.interval.ms`` (served by ``p
 :class:`StatisticsBridge` keeps the latest one per client, and the instruments below read it
 whenever the SDK collects:
 
-=====================================  ========  ===========  ==================================
-instrument                             kind      unit         librdkafka field (attributes)
-=====================================  ========  ===========  ==================================
-kheaders.librdkafka.queue.messages     UpDown    {message}    ``msg_cnt``: records in the
-                                                              producer queues (producers only)
-kheaders.librdkafka.queue.bytes        UpDown    By           ``msg_size``: their total size
-kheaders.librdkafka.consumer.lag       Gauge     {message}    ``topics.T.partitions.P
-                                                              .consumer_lag`` (destination,
-                                                              partition, consumer group); a
-                                                              partition with lag -1 (no
-                                                              committed offset yet) is left out
-kheaders.librdkafka.broker.rtt         Gauge     s            ``brokers.B.rtt.avg`` (µs → s;
-                                                              ``server.address``/``.port``,
-                                                              ``kheaders.broker.id``)
-kheaders.librdkafka.broker.rtt.p99     Gauge     s            ``brokers.B.rtt.p99``
-=====================================  ========  ===========  ==================================
+- ``kheaders.librdkafka.queue.messages`` / ``.queue.bytes`` (up-down counters, producers):
+  ``msg_cnt`` / ``msg_size``, what waits in the producer queues;
+- ``kheaders.librdkafka.consumer.lag`` / ``.consumer.lag.stored`` (gauges, per topic and
+  partition): ``consumer_lag`` (from the committed offset) / ``consumer_lag_stored`` (from
+  the stored offset, the position); -1 (unknown) is left out;
+- ``kheaders.librdkafka.broker.rtt`` / ``.broker.rtt.p99`` (gauges, seconds, per broker):
+  ``rtt.avg`` / ``rtt.p99`` (microseconds in librdkafka).
 
-Every series also carries ``messaging.system`` (``kafka``) and ``messaging.client.id``
-(librdkafka's ``client_id``). Brokers without a node id (bootstrap and internal handles) or
-without round-trip samples in the window are left out.
+The table with attributes is in docs/interceptors.md. Every series also carries
+``messaging.system`` (``kafka``) and ``messaging.client.id`` (librdkafka's ``client_id``).
+Brokers without a node id (bootstrap and internal handles) or without round-trip samples in
+the window are left out.
 """
 
 from __future__ import annotations
@@ -53,6 +45,7 @@ from kheaders import ConfigurationError
 QUEUE_MESSAGES = "kheaders.librdkafka.queue.messages"
 QUEUE_BYTES = "kheaders.librdkafka.queue.bytes"
 CONSUMER_LAG = "kheaders.librdkafka.consumer.lag"
+CONSUMER_LAG_STORED = "kheaders.librdkafka.consumer.lag.stored"
 BROKER_RTT = "kheaders.librdkafka.broker.rtt"
 BROKER_RTT_P99 = "kheaders.librdkafka.broker.rtt.p99"
 BROKER_ID = "kheaders.broker.id"
@@ -71,7 +64,9 @@ class Statistics:
     queue_messages: int = 0
     queue_bytes: int = 0
     lag: dict[tuple[str, int], int] = field(default_factory=dict)
-    """Consumer lag by (topic, partition); partitions with unknown lag are left out."""
+    """Consumer lag by (topic, partition) from the committed offset; unknown lag left out."""
+    lag_stored: dict[tuple[str, int], int] = field(default_factory=dict)
+    """Consumer lag from the stored offset (the consumer's position, committed or not)."""
     rtt: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)
     """Round-trip time (avg, p99) in seconds by (broker node id, ``host:port``)."""
 
@@ -85,11 +80,15 @@ class Statistics:
         if not isinstance(data, dict):
             raise ValueError("librdkafka statistics: expected a JSON object")
         lag: dict[tuple[str, int], int] = {}
+        stored: dict[tuple[str, int], int] = {}
         for topic, tdata in _mapping(data.get("topics")).items():
             for part, pdata in _mapping(_mapping(tdata).get("partitions")).items():
-                value = _mapping(pdata).get("consumer_lag")
-                if isinstance(value, int) and value >= 0 and int(part) >= 0:
-                    lag[(topic, int(part))] = value
+                if int(part) < 0:  # librdkafka's internal unassigned partition
+                    continue
+                for found, name in ((lag, "consumer_lag"), (stored, "consumer_lag_stored")):
+                    value = _mapping(pdata).get(name)
+                    if isinstance(value, int) and value >= 0:
+                        found[(topic, int(part))] = value
         rtt: dict[tuple[int, str], tuple[float, float]] = {}
         for bdata in _mapping(data.get("brokers")).values():
             broker = _mapping(bdata)
@@ -108,6 +107,7 @@ class Statistics:
             queue_messages=int(data.get("msg_cnt", 0)),
             queue_bytes=int(data.get("msg_size", 0)),
             lag=lag,
+            lag_stored=stored,
             rtt=rtt,
         )
 
@@ -175,11 +175,12 @@ class StatisticsBridge:
         if stats.client_type == "producer":
             yield QUEUE_MESSAGES, stats.queue_messages, base
             yield QUEUE_BYTES, stats.queue_bytes, base
-        for (topic, partition), lag in stats.lag.items():
-            attrs: Attrs = {**base, DESTINATION_NAME: topic, PARTITION_ID: str(partition)}
-            if self.group_id:
-                attrs[CONSUMER_GROUP] = self.group_id
-            yield CONSUMER_LAG, lag, attrs
+        for name, lags in ((CONSUMER_LAG, stats.lag), (CONSUMER_LAG_STORED, stats.lag_stored)):
+            for (topic, partition), lag in lags.items():
+                attrs: Attrs = {**base, DESTINATION_NAME: topic, PARTITION_ID: str(partition)}
+                if self.group_id:
+                    attrs[CONSUMER_GROUP] = self.group_id
+                yield name, lag, attrs
         for (node, name), (avg, p99) in stats.rtt.items():
             attrs = {**base, BROKER_ID: node}
             host, sep, port = name.rpartition(":")
@@ -204,7 +205,8 @@ class _StatsInstruments:
         specs = (
             (QUEUE_MESSAGES, "{message}", "Records waiting in librdkafka's producer queues.", 0),
             (QUEUE_BYTES, "By", "Bytes waiting in librdkafka's producer queues.", 0),
-            (CONSUMER_LAG, "{message}", "Consumer lag per partition (librdkafka).", 1),
+            (CONSUMER_LAG, "{message}", "Consumer lag per partition, committed (librdkafka).", 1),
+            (CONSUMER_LAG_STORED, "{message}", "Consumer lag per partition, position.", 1),
             (BROKER_RTT, "s", "Broker round-trip time, window average (librdkafka).", 1),
             (BROKER_RTT_P99, "s", "Broker round-trip time, window p99 (librdkafka).", 1),
         )

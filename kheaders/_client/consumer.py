@@ -16,7 +16,6 @@ A deserializer failure never loses a record nor stops the consumer:
 
 from __future__ import annotations
 
-import operator
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
@@ -32,6 +31,7 @@ from kheaders._client.wrapping import ClientWrapper
 from kheaders._errors import DeserializationError
 from kheaders._log import get_logger
 from kheaders._model.headers import received
+from kheaders._model.received import HEADER_FAILURES, call_headers, unreadable_headers
 
 CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
 """librdkafka's ``on_commit`` config callback: ``(err, partitions)``."""
@@ -55,34 +55,9 @@ def _commit_callback(chain: InterceptorChain, user: CommitCallback | None) -> Co
     return on_commit
 
 
-_headers_of = operator.methodcaller("headers")
-"""``msg.headers()`` through a C-level call that checks the result.
-
-confluent-kafka 2.16 returns from ``Message.headers()`` with a UnicodeDecodeError still set
-when a header key is not UTF-8. A plain ``msg.headers()`` call, once CPython 3.11 has
-specialized it, does not check for that, so a SystemError pops up at some later, unrelated
-call (or the interpreter crashes). ``methodcaller`` makes the call go through
-``PyObject_Vectorcall``, which turns it into a SystemError here, where it is handled.
-"""
-
-
 def _unreadable_headers(msg: Message, exc: BaseException) -> DeserializationError:
-    """The error for a record whose headers confluent-kafka cannot read (a non-UTF-8 key).
-
-    confluent-kafka 2.16 fails ``Message.headers()`` (SystemError) when a header key is not
-    UTF-8, and offers no raw form: such a record keeps its key and value, its headers are
-    set to empty, and it comes to the application as a DeserializationError (``field``
-    ``"headers"``) that can go to a dead-letter topic like any other.
-    """
-    msg.set_headers(_EMPTY)  # type: ignore[arg-type]
-    _telemetry.deserialization_failed(msg.topic(), "headers")
-    return DeserializationError(
-        f"headers of the record at topic {msg.topic()!r} partition {msg.partition()} offset"
-        f" {msg.offset()} are unreadable: a header key is not UTF-8 (confluent-kafka cannot"
-        f" decode it: {type(exc).__name__}); its key and value are intact",
-        message=msg,
-        field="headers",
-    )
+    """The model's error for unreadable headers; the record keeps empty read-only Headers."""
+    return unreadable_headers(msg, exc, _EMPTY)
 
 
 RebalanceCallback = Callable[[Any, list[TopicPartition]], object]
@@ -195,8 +170,8 @@ class Consumer(ClientWrapper):
         Raises DeserializationError carrying the untouched record.
         """
         try:
-            raw_headers = _headers_of(msg)
-        except (SystemError, UnicodeDecodeError) as exc:
+            raw_headers = call_headers(msg)
+        except HEADER_FAILURES as exc:
             raise _unreadable_headers(msg, exc) from exc
         # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
         headers = received(raw_headers) if raw_headers else _EMPTY
@@ -268,8 +243,8 @@ class Consumer(ClientWrapper):
             for msg in msgs:
                 if msg.error() is None:
                     try:
-                        h = _headers_of(msg)
-                    except (SystemError, UnicodeDecodeError) as exc:
+                        h = call_headers(msg)
+                    except HEADER_FAILURES as exc:
                         self._pending.append(_unreadable_headers(msg, exc))
                         bad.append(msg)
                         continue

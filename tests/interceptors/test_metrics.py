@@ -21,7 +21,7 @@ from interceptors.metrics import (
     MetricsProducerInterceptor,
     process_metrics,
 )
-from kheaders import Consumer, HeaderLimitError, HeaderLimits, Producer
+from kheaders import ConfigurationError, Consumer, HeaderLimitError, HeaderLimits, Producer
 from tests.interceptors.metrics_helpers import collect
 
 pytestmark = pytest.mark.integration
@@ -108,11 +108,21 @@ def test_no_meter_provider_means_no_recording_and_no_acknowledgement_hook() -> N
 
     icpt = MetricsProducerInterceptor(meter_provider=NoOpMeterProvider())
     assert not icpt.recording
+    assert not hasattr(icpt, "on_send")
     assert not hasattr(icpt, "on_acknowledgement")
     producer = Producer({"bootstrap.servers": "127.0.0.1:9"}, interceptors=[icpt])
-    assert not producer.interceptors.on_acknowledgement  # no per-record delivery callback
+    # the chain leaves the idle interceptor out: the producer keeps its lean path
+    assert not producer.interceptors.on_send
+    assert not producer.interceptors.on_acknowledgement
+    assert "produce" in vars(producer)  # the lean produce function, set per instance
     producer.close(0)
-    assert not MetricsConsumerInterceptor(meter_provider=NoOpMeterProvider()).recording
+    consumer_icpt = MetricsConsumerInterceptor(meter_provider=NoOpMeterProvider())
+    assert not consumer_icpt.recording
+    consumer = Consumer(
+        {"bootstrap.servers": "127.0.0.1:9", "group.id": "g"}, interceptors=[consumer_icpt]
+    )
+    assert not consumer.interceptors.on_consume
+    consumer.close()
 
 
 def test_consumer_counts_consumed_records_and_times_processing_with_errors(
@@ -188,27 +198,31 @@ def test_consumer_counts_consumed_records_and_times_processing_with_errors(
     }
 
 
-def test_interceptors_named_in_config_report_to_the_global_style_provider_they_are_given(
-    bootstrap: str,
-    topic: str,
-    meter_provider: MeterProvider,
-    reader: InMemoryMetricReader,
+def test_interceptors_named_in_config_use_the_global_provider_and_read_their_settings(
+    bootstrap: str, topic: str, reader: InMemoryMetricReader
 ) -> None:
-    """By name in ``interceptor.classes`` they read their settings in ``configure``."""
+    """By name in ``interceptor.classes``: built with no arguments, then ``configure``d."""
+    from interceptors._metrics_common import is_noop
+
     config = {
         "bootstrap.servers": bootstrap,
         "interceptor.classes": "interceptors.metrics.MetricsProducerInterceptor",
-        "kheaders.metrics.duration.max.per.second": "1",
+        "kheaders.metrics.duration.max.per.second": "7",
+        "kheaders.metrics.max.pending": "9",
     }
     producer = Producer(config)
     icpt = producer.interceptors.interceptors[0]
     assert isinstance(icpt, MetricsProducerInterceptor)
-    # the global provider is the API's proxy here: nothing records, nothing breaks
-    assert not icpt.recording
+    # the global provider decides (the API's proxy in this process unless someone set one)
+    assert icpt.recording is not is_noop(None)
+    assert icpt._sampler._limit == 7
+    assert icpt._max_pending == 9
     producer.produce(topic, b"v")
     assert producer.flush(30) == 0
     producer.close()
-    assert SENT_MESSAGES not in collect(reader)
+    assert SENT_MESSAGES not in collect(reader)  # this test's provider was never given
+    with pytest.raises(ConfigurationError, match=r"kheaders\.metrics\.max\.pending"):
+        Producer({**config, "kheaders.metrics.max.pending": "0"})
 
 
 def test_process_metrics_without_an_interceptor(
@@ -229,3 +243,34 @@ def test_process_metrics_without_an_interceptor(
             "messaging.consumer.group.name": "billing",
         }
     ]
+
+
+def test_two_clients_with_equal_attributes_sum_and_a_closed_clients_counts_stay(
+    meter_provider: MeterProvider, reader: InMemoryMetricReader
+) -> None:
+    from kheaders import Headers, RecordMetadata
+
+    config = {"bootstrap.servers": "broker-a:9092"}
+    first, second = (MetricsProducerInterceptor(meter_provider=meter_provider) for _ in "ab")
+    for icpt, n in ((first, 2), (second, 3)):
+        icpt.configure(config)
+        for _ in range(n):
+            icpt.on_acknowledgement(RecordMetadata("orders", 1, 5), None, Headers())
+    first.close()
+    first.close()  # twice: counted once
+    sent = collect(reader)[SENT_MESSAGES]
+    assert sent.points == [
+        (
+            {
+                "messaging.system": "kafka",
+                "messaging.operation.name": "send",
+                "server.address": "broker-a",
+                "server.port": 9092,
+                "messaging.destination.name": "orders",
+                "messaging.destination.partition.id": "1",
+            },
+            5,
+        )
+    ]
+    second.on_acknowledgement(RecordMetadata("orders", 1, 6), None, Headers())
+    assert collect(reader)[SENT_MESSAGES].value(messaging__destination__name="orders") == 6

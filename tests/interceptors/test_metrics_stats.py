@@ -15,6 +15,7 @@ from interceptors.metrics import (
     BROKER_RTT,
     BROKER_RTT_P99,
     CONSUMER_LAG,
+    CONSUMER_LAG_STORED,
     QUEUE_BYTES,
     QUEUE_MESSAGES,
     MetricsConsumerInterceptor,
@@ -65,7 +66,7 @@ def test_statistics_parse_maps_the_documented_fields() -> None:
         "topics": {
             "orders": {
                 "partitions": {
-                    "0": {"consumer_lag": 7},
+                    "0": {"consumer_lag": 7, "consumer_lag_stored": 2},
                     "1": {"consumer_lag": -1},
                     "-1": {"consumer_lag": 3},
                 }
@@ -74,6 +75,7 @@ def test_statistics_parse_maps_the_documented_fields() -> None:
     }
     stats = Statistics.parse(json.dumps(doc))
     assert stats.lag == {("orders", 0): 7}
+    assert stats.lag_stored == {("orders", 0): 2}
     assert stats.rtt == {(1, "127.0.0.1:9092"): (0.0015, 0.004)}
     with pytest.raises(ValueError, match="object"):
         Statistics.parse("[]")
@@ -157,6 +159,16 @@ def test_consumer_lag_per_partition_after_a_commit(
         return None if stats is None else stats.lag.get((topic, 0))
 
     wait_for(lambda: lag() == 3, lambda: consumer.poll(0.2), 20)
+    stored = collect(reader)[CONSUMER_LAG_STORED]
+    assert stored.unit == "{message}"
+    # the polls that waited for statistics read the other 3 records: the position is at the
+    # end (stored lag 0) while the committed offset is still 2 (lag 3)
+    wait_for(
+        lambda: bridge.latest is not None and bridge.latest.lag_stored.get((topic, 0)) == 0,
+        lambda: consumer.poll(0.2),
+        20,
+    )
+    assert collect(reader)[CONSUMER_LAG_STORED].value(messaging__destination__name=topic) == 0
     point = collect(reader)[CONSUMER_LAG]
     assert point.unit == "{message}"
     assert point.value(messaging__destination__name=topic) == 3
