@@ -274,3 +274,23 @@ def test_two_clients_with_equal_attributes_sum_and_a_closed_clients_counts_stay(
     ]
     second.on_acknowledgement(RecordMetadata("orders", 1, 6), None, Headers())
     assert collect(reader)[SENT_MESSAGES].value(messaging__destination__name="orders") == 6
+
+
+def test_the_chain_leaves_out_an_idle_interceptor_but_still_rejects_a_misspelled_one() -> None:
+    """Hooks that are properties raising AttributeError (off for now) are not a typo."""
+    from kheaders import InterceptorChain
+
+    class Idle:
+        @property
+        def on_send(self) -> object:
+            raise AttributeError("off")
+
+    class Misspelled:
+        def on_sned(self, record: object) -> object:
+            return record
+
+    chain = InterceptorChain([Idle()])
+    assert chain.on_send == ()
+    assert chain.on_acknowledgement == ()
+    with pytest.raises(TypeError, match="on_sned"):
+        InterceptorChain([Misspelled()])
