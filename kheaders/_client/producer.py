@@ -396,8 +396,9 @@ def _raw_produce(raw: object, positional: bool) -> RawProduce:
 
     confluent's own ``produce`` takes them so (its fastest call: keyword arguments cost it
     more than kheaders' whole check), as does the ``produce`` of a declared
-    :attr:`Producer._client_class` (``positional``). Any other ``produce`` (``SerializingProducer``'s,
-    OpenTelemetry's instrumented producer's, a subclass's) is called with keyword arguments
+    :attr:`Producer._client_class` (``positional``). Any other ``produce``
+    (``SerializingProducer``'s, OpenTelemetry's instrumented producer's, a subclass's) is
+    called with keyword arguments
     and a plain list of headers it may add to: OTel's instrumentation finds ``headers`` by
     keyword and appends ``traceparent``; ``SerializingProducer`` orders ``key`` before
     ``value``.
