@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 import confluent_kafka
@@ -62,6 +63,16 @@ def _commit_callback(chain: InterceptorChain, user: CommitCallback | None) -> Co
 def _unreadable_headers(msg: Message, exc: BaseException) -> DeserializationError:
     """The model's error for unreadable headers; the record keeps empty read-only Headers."""
     return unreadable_headers(msg, exc, _EMPTY)
+
+
+RebalanceCallback = Callable[[Any, list[TopicPartition]], object]
+"""confluent-kafka's ``on_assign``/``on_revoke``/``on_lost``: ``(consumer, partitions)``."""
+
+
+def _rebalance(
+    consumer: Consumer, callback: RebalanceCallback, _raw: object, partitions: list[TopicPartition]
+) -> None:
+    callback(consumer, partitions)
 
 
 def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
@@ -302,9 +313,19 @@ class Consumer(ClientWrapper):
         """Store offsets for the next (auto) commit, as confluent-kafka does."""
         self._consumer.store_offsets(*args, **kwargs)
 
-    def subscribe(self, topics: list[str], *args: Any, **kwargs: Any) -> None:
-        """Subscribe to ``topics`` (confluent-kafka's arguments: on_assign, on_revoke, ...)."""
-        self._consumer.subscribe(topics, *args, **kwargs)
+    def subscribe(
+        self,
+        topics: list[str],
+        on_assign: RebalanceCallback | None = None,
+        on_revoke: RebalanceCallback | None = None,
+        on_lost: RebalanceCallback | None = None,
+    ) -> None:
+        """Subscribe to ``topics``; ``on_assign(consumer, partitions)`` and the other
+        rebalance callbacks get this consumer, as confluent-kafka passes the one in hand.
+        """
+        given = {"on_assign": on_assign, "on_revoke": on_revoke, "on_lost": on_lost}
+        callbacks = {name: partial(_rebalance, self, cb) for name, cb in given.items() if cb}
+        self._consumer.subscribe(topics, **callbacks)
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         """Assign partitions directly (no group join)."""

@@ -51,6 +51,8 @@ class Producer(ClientWrapper):
     """
 
     _client_attr = "_producer"
+    _client_class: type[confluent_kafka.Producer] = confluent_kafka.Producer
+    """The confluent-kafka class built from the config (kheaders.aio uses a subclass)."""
     __slots__ = (
         "__dict__",  # holds only the lean ``produce`` when no feature needs the full one
         "_ack",
@@ -86,7 +88,7 @@ class Producer(ClientWrapper):
         default_cb = setup.rdkafka.pop("on_delivery", None)
         chain = _chain(setup.interceptors, strict)
         try:
-            raw = confluent_kafka.Producer(setup.rdkafka)
+            raw = self._client_class(setup.rdkafka)
         except BaseException:
             chain.close()
             raise
