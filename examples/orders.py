@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from examples._common import connect, parser
-from kheaders.demo import ORDERS_CLIENT_ID, produce_orders, setup_tracing
+from kheaders.demo import ORDERS_CLIENT_ID, produce_orders, setup_metrics, setup_tracing
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -21,6 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser(__doc__.splitlines()[0]).parse_args(argv)
     bootstrap = connect(args)
     provider = setup_tracing(ORDERS_CLIENT_ID)
+    metrics = setup_metrics(ORDERS_CLIENT_ID)  # exported over OTLP when an endpoint is set
     try:
         stats = produce_orders(
             bootstrap,
@@ -31,6 +32,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     finally:
         provider.shutdown()  # flush spans to the exporter
+        if metrics is not None:
+            metrics.provider.shutdown()  # and the metrics
     print(
         f"orders: {stats.produced} delivered to {args.orders_topic}, {stats.failed} failed",
         flush=True,

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 
 from examples._common import connect, parser
-from kheaders.demo import SHIPPING_CLIENT_ID, run_shipping, setup_tracing
+from kheaders.demo import SHIPPING_CLIENT_ID, run_shipping, setup_metrics, setup_tracing
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -24,6 +24,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     bootstrap = connect(args)
     provider = setup_tracing(SHIPPING_CLIENT_ID)
+    metrics = setup_metrics(SHIPPING_CLIENT_ID)  # exported over OTLP when an endpoint is set
     try:
         stats = run_shipping(
             bootstrap,
@@ -36,6 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     finally:
         provider.shutdown()
+        if metrics is not None:
+            metrics.provider.shutdown()
     print(
         f"shipping: {stats.consumed} orders read, {stats.produced} shipments delivered,"
         f" {stats.failed} failed, {stats.dead_lettered} dead-lettered",

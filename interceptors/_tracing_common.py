@@ -108,14 +108,8 @@ def message_headers(source: object) -> Headers:
         return source
     if source is None:
         return Headers()
-    get = getattr(source, "headers", None)
-    if callable(get):
-        raw = get()
-        if raw is None:
-            return Headers()
-        if type(raw) is Headers:
-            return raw
-        return Headers(raw)
+    if callable(getattr(source, "headers", None)):
+        return Headers.from_message(source)  # guarded: DeserializationError if unreadable
     if isinstance(source, list | tuple | Mapping):
         return Headers(source)
     raise TypeError(f"expected a Message or Headers, got {type(source).__name__}")

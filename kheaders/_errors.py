@@ -5,9 +5,11 @@ KHeadersError
 ├── ReadOnlyHeadersError     (also RuntimeError)  mutation of headers already handed to Kafka
 ├── DecodeError              (also ValueError)    malformed bytes; carries the offset at fault
 ├── HeaderLimitError         (also ValueError)    a configured header limit was exceeded
+├── InvalidNameError         (also ValueError)    a header key or topic librdkafka cannot take
 ├── ConfigurationError       (also ValueError)    a bad setting (names the key at fault)
 ├── SerializationError       (also ValueError)    a key/value serializer failed for one record
 ├── DeserializationError     (also ValueError)    a deserializer failed; carries the raw record
+├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
 └── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
 ```
 
@@ -32,12 +34,24 @@ class DecodeError(KHeadersError, ValueError):
     """Bytes did not decode. ``offset`` is the byte position where decoding went wrong."""
 
     def __init__(self, message: str, offset: int | None = None) -> None:
+        self.reason = message
         self.offset = offset
         super().__init__(message if offset is None else f"{message} (at byte offset {offset})")
+
+    def shifted(self, base: int) -> DecodeError:
+        """This error with its offset moved by ``base``: for bytes decoded out of a larger
+        buffer (a tagged field, a nested struct), so the offset stays absolute in it."""
+        return DecodeError(self.reason, None if self.offset is None else self.offset + base)
 
 
 class HeaderLimitError(KHeadersError, ValueError):
     """A record's headers exceed a configured limit (count, key size, value size or total)."""
+
+
+class InvalidNameError(KHeadersError, ValueError):
+    """A header key or topic name that cannot reach librdkafka intact: empty, holding NUL
+    (librdkafka would cut it there) or not encodable as UTF-8 (a lone surrogate, which
+    would crash it). The message names the text by ``repr``."""
 
 
 class ConfigurationError(KHeadersError, ValueError):
@@ -64,6 +78,25 @@ class DeserializationError(KHeadersError, ValueError):
         self.message = message
         self.field = field
         super().__init__(text)
+
+
+class HeldFailuresError(KHeadersError, ExceptionGroup[DeserializationError]):
+    """Deserialization failures ``Consumer.consume()`` kept for a later call, raised by
+    ``close()`` so none is lost; ``exceptions`` holds the DeserializationErrors (each with its
+    raw record, e.g. for a dead-letter topic). ``except* DeserializationError`` works too."""
+
+
+def held_failures(failures: list[DeserializationError]) -> HeldFailuresError:
+    """The HeldFailuresError for ``failures``, naming where each record was."""
+    where = ", ".join(
+        f"{m.topic()}[{m.partition()}]@{m.offset()}" for m in (f.message for f in failures[:10])
+    )
+    more = "" if len(failures) <= 10 else f" and {len(failures) - 10} more"
+    return HeldFailuresError(
+        f"{len(failures)} deserialization failures kept by consume() were not raised before"
+        f" close: {where}{more}",
+        failures,
+    )
 
 
 class BrokerUnavailableError(KHeadersError, RuntimeError):

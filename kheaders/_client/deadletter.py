@@ -30,7 +30,9 @@ from confluent_kafka import KafkaError, Message
 from kheaders import _telemetry
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError
-from kheaders._model.headers import Header, Headers, trusted
+from kheaders._model.headers import Header, Headers, pairs_of, trusted
+from kheaders._model.limits import check_sendable
+from kheaders._model.received import message_headers
 
 PREFIX = "kheaders.dlt."
 ORIGINAL_TOPIC = "kheaders.dlt.original.topic"
@@ -51,7 +53,10 @@ _TIMESTAMP_TYPES = {
 
 
 def _original_headers(message: Message) -> list[tuple[str, bytes | None]]:
-    raw: object = message.headers()
+    try:
+        raw: object = message_headers(message)
+    except DeserializationError:  # unreadable (a non-UTF-8 key): sent without, as consumed
+        return []
     if raw is None:
         return []
     if isinstance(raw, Headers):
@@ -140,8 +145,10 @@ class DeadLetterPublisher:
         ``failure`` is a DeserializationError (its raw record and cause are used) or a
         Message together with the ``error`` that made processing fail; its key and value must
         still be bytes (a record from a consumer without deserializers, or a raw one).
-        Raises TypeError when a Message comes without its error; whatever the producer's
-        ``produce`` raises (BufferError, KafkaException).
+        Raises TypeError when a Message comes without its error; InvalidNameError, before
+        producing, when an original header key cannot be sent intact (NUL, not UTF-8);
+        DeserializationError when the Message's headers cannot be read; whatever the
+        producer's ``produce`` raises (BufferError, KafkaException).
         """
         if isinstance(failure, DeserializationError):
             message: Message = failure.message
@@ -151,6 +158,7 @@ class DeadLetterPublisher:
             if error is None:
                 raise TypeError("publish(message, error): say why the record failed")
         headers = dead_letter_headers(message, error, group_id=self.group_id)
+        check_sendable(pairs_of(headers), None)
         topic = self.topic_for(message.topic() or "")
         self._produce(
             topic,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from kheaders._errors import ReadOnlyHeadersError
 from kheaders._model.headers import Header, Headers, HeaderTypes
-from kheaders._model.limits import plain_fit
+from kheaders._model.limits import check_sendable, plain_fit
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message
@@ -47,12 +47,12 @@ def writable(headers: HeaderTypes) -> Headers:
 def _sendable(headers: HeaderTypes, limits: HeaderLimits | None) -> list[Header] | None:
     """The items to send for headers that are not plainly fine: the model's normal form.
 
-    Raises what the Headers model raises (the first bad pair, in order), ReadOnlyHeadersError
-    for closed Headers, HeaderLimitError over a limit.
+    Raises what the Headers model raises (the first bad pair, in order; InvalidNameError for
+    a key librdkafka cannot take), ReadOnlyHeadersError for closed Headers, HeaderLimitError
+    over a limit.
     """
     items = writable(headers).close()._items
-    if items and limits is not None:
-        limits.check(items)
+    check_sendable(items, limits)
     return items or None
 
 
@@ -97,8 +97,7 @@ def lean_produce(
             return raw_produce(topic, value, key, partition, None, None, timestamp, headers)
         cb: DeliveryCallback = callback or on_delivery  # type: ignore[assignment]
         closed = writable(headers).close() if headers is not None else EMPTY
-        if closed._items and limits is not None:
-            limits.check(closed._items)
+        check_sendable(closed._items, limits)
 
         def report(err: KafkaError | None, msg: Message) -> None:
             msg.set_headers(closed)  # type: ignore[arg-type]

@@ -26,7 +26,7 @@ from kheaders._client.wrapping import ClientWrapper
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._log import get_logger
 from kheaders._model.headers import Headers, HeaderTypes
-from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits
+from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits, check_sendable
 
 if TYPE_CHECKING:
     pass
@@ -51,6 +51,8 @@ class Producer(ClientWrapper):
     """
 
     _client_attr = "_producer"
+    _client_class: type[confluent_kafka.Producer] = confluent_kafka.Producer
+    """The confluent-kafka class built from the config (kheaders.aio uses a subclass)."""
     __slots__ = (
         "__dict__",  # holds only the lean ``produce`` when no feature needs the full one
         "_ack",
@@ -86,7 +88,7 @@ class Producer(ClientWrapper):
         default_cb = setup.rdkafka.pop("on_delivery", None)
         chain = _chain(setup.interceptors, strict)
         try:
-            raw = confluent_kafka.Producer(setup.rdkafka)
+            raw = self._client_class(setup.rdkafka)
         except BaseException:
             chain.close()
             raise
@@ -167,7 +169,9 @@ class Producer(ClientWrapper):
         returning the record's read-only Headers.
 
         Raises ReadOnlyHeadersError for headers that are already closed, TypeError for a header
-        key that is not a non-empty ``str``, SerializationError when a serializer fails, and
+        key that is not ``str``, InvalidNameError for one that is empty, holds NUL or is not
+        encodable as UTF-8 (before librdkafka sees it), SerializationError when a serializer
+        fails, HeaderLimitError over a header limit, and
         whatever librdkafka raises (BufferError when the queue is full, KafkaException).
         """
         record = ProducerRecord(
@@ -213,8 +217,7 @@ class Producer(ClientWrapper):
                 key = self._serialize(self._key_ser, "key", topic, headers, key)
             if self._value_ser is not None:
                 value = self._serialize(self._value_ser, "value", topic, headers, value)
-            if headers._items and self._limits is not None:
-                self._limits.check(headers._items)
+            check_sendable(headers._items, self._limits)
             headers.close()
             report = None
             ack = self._ack

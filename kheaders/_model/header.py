@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from kheaders._model.redact import redacted_repr
+
 
 class Header(NamedTuple):
     """One header: a text ``key`` and a ``value`` of bytes, or ``None`` for a null header.
@@ -18,3 +20,7 @@ class Header(NamedTuple):
 
     key: str
     value: bytes | None
+
+    def __repr__(self) -> str:
+        """The usual NamedTuple repr, a sensitive value shown as ``<redacted>``."""
+        return f"Header(key={self[0]!r}, value={redacted_repr(self[0], self[1])})"

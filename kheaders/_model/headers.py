@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar, overload
 from kheaders._errors import DecodeError, ReadOnlyHeadersError
 from kheaders._model.header import Header
 from kheaders._model.headerwire import block_size, decode_block, encode_block
+from kheaders._model.keys import KEY_SIZES, key_size, shown
+from kheaders._model.received import message_headers
+from kheaders._model.redact import redacted_repr
 
 if TYPE_CHECKING:
     from kheaders._codec.protocol import ValueCodec
@@ -45,17 +48,15 @@ _new_header = tuple.__new__
 def _checked(key: object, value: object) -> Header:
     """Validate one header and store its value as ``bytes`` (or ``None``).
 
-    Raises TypeError or ValueError naming the key at fault.
+    Raises TypeError (naming the type) for a key that is not ``str``, InvalidNameError
+    (naming the key) for a key outside the rule of :mod:`kheaders._model.keys`, TypeError or
+    ValueError naming the key for a bad value (never echoing the value).
     """
     if type(key) is not str:
-        if not isinstance(key, str):
-            raise TypeError(
-                f"header key must be str, got {type(key).__name__} {key!r}"
-                " (kheaders never converts keys with str())"
-            )
-        key = str(key)
-    if not key:
-        raise ValueError("header key must not be empty")
+        key_size(key)
+        key = str.__str__(key)
+    elif key not in KEY_SIZES:
+        key_size(key)
     if value is None or type(value) is bytes:
         return _new_header(Header, (key, value))
     if isinstance(value, str):
@@ -74,8 +75,17 @@ def _checked(key: object, value: object) -> Header:
 def _checked_pair(pair: object) -> Header:
     """:func:`_checked` for one ``(key, value)`` pair; TypeError when it is not a pair."""
     if not isinstance(pair, tuple | list) or len(pair) != 2:
-        raise TypeError(f"headers must be (key, value) pairs, got {pair!r}")
+        raise TypeError(f"headers must be (key, value) pairs, got {_shape(pair)}")
     return _checked(pair[0], pair[1])
+
+
+def _shape(pair: object) -> str:
+    """What a malformed pair is, by type and size; its first item only when it is a str (a
+    key). Never the values: a misplaced secret must not reach an exception message."""
+    if not isinstance(pair, tuple | list):
+        return f"a {type(pair).__name__}"
+    first = f" (first item {shown(pair[0])})" if pair and isinstance(pair[0], str) else ""
+    return f"a {type(pair).__name__} of {len(pair)} items{first}"
 
 
 def _pairs(items: object) -> Iterable[tuple[object, object] | list[object]]:
@@ -125,8 +135,10 @@ class Headers:
     >>> list(h.remove("a"))
     [Header(key='b', value=None)]
 
-    Raises TypeError/ValueError (naming the key) for a non-``str`` or empty key or a value
-    of another type.
+    Raises TypeError for a key that is not ``str``, InvalidNameError (naming the key) for an
+    empty key, one holding NUL or one not encodable as UTF-8 (the rule of
+    :mod:`kheaders._model.keys`: librdkafka takes keys as C strings), and TypeError/ValueError
+    naming the key for a value of another type.
     """
 
     __slots__ = ("_items", "_read_only")
@@ -142,11 +154,16 @@ class Headers:
             self._items = list(items)
         elif type(items) is list or type(items) is dict:  # the usual forms: no ABC checks
             self._items = checked = []
+            sizes = KEY_SIZES
             for pair in items if isinstance(items, list) else items.items():
-                # the common case, (str, bytes | None) tuples, checked inline
+                # the common case, (known key, bytes | None) tuples, checked inline
                 if type(pair) is tuple and len(pair) == 2:
                     key, value = pair
-                    if type(key) is str and key and (value is None or type(value) is bytes):
+                    if (
+                        type(key) is str
+                        and key in sizes
+                        and (value is None or type(value) is bytes)
+                    ):
                         checked.append(_new_header(Header, pair))
                         continue
                 checked.append(_checked_pair(pair))
@@ -172,6 +189,25 @@ class Headers:
         if type(raw) is not list:
             raise TypeError(f"expected Message.headers() (list or None), got {type(raw).__name__}")
         return trusted([_new_tuple(Header, h) for h in raw], read_only=read_only)
+
+    @classmethod
+    def from_message(cls, msg: object) -> Headers:
+        """The read-only headers of a received record (a confluent-kafka ``Message``).
+
+        ``msg.headers()`` is read through the one guard of :mod:`kheaders._model.received`.
+
+        >>> from confluent_kafka import Message
+        >>> Headers.from_message(Message(topic="t", headers=[("a", b"1")]))
+        Headers([('a', b'1')], read_only=True)
+
+        Raises DeserializationError (``field="headers"``, naming the offset) when
+        confluent-kafka cannot read them (a header key that is not UTF-8), TypeError when the
+        message holds something other than a list, ``Headers`` or ``None``.
+        """
+        raw = message_headers(msg)
+        if type(raw) is Headers:
+            return raw
+        return cls.from_confluent(raw, read_only=True)
 
     @classmethod
     def _trusted(
@@ -381,7 +417,7 @@ class Headers:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"({k!r}, {v!r})" for k, v in self._items)
+        inner = ", ".join(f"({k!r}, {redacted_repr(k, v)})" for k, v in self._items)
         suffix = ", read_only=True" if self._read_only else ""
         return f"Headers([{inner}]{suffix})"
 

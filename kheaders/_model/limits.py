@@ -24,12 +24,14 @@ turns the check off.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kheaders import _telemetry
 from kheaders._codec.varint import varint_size
 from kheaders._errors import ConfigurationError, HeaderLimitError
+from kheaders._model.keys import KEY_SIZES, check_keys, key_size
+from kheaders._settings import config_bool
 
 MIB = 1 << 20
 _VARINT_MAX = 5
@@ -52,24 +54,27 @@ def plain_fit(
     max_total: int,
 ) -> bool:
     """True for the usual headers, accepted without a closer look: ``(key, value)`` pairs
-    with a non-empty ASCII ``str`` key (its length is its UTF-8 size) and a ``bytes`` value,
-    all within the limits (the total by an upper bound of its encoded size).
+    with a key already known valid (:data:`~kheaders._model.keys.KEY_SIZES`: one lookup gives
+    its UTF-8 size) and a ``bytes`` value, all within the limits (the total by an upper bound
+    of its encoded size).
 
-    False says only "look closer": a header of another form or near a limit.
+    False says only "look closer": a key not seen yet, a header of another form, or one near
+    a limit.
     """
     if len(items) > max_headers:
         return False
     total = _VARINT_MAX * (2 * len(items) + 1)
+    sizes = KEY_SIZES
     try:
         for key, value in items:
-            if type(key) is not str or type(value) is not bytes or not key.isascii():
+            if type(value) is not bytes:
                 return False
-            klen = len(key)
+            klen = sizes.get(key)
             vlen = len(value)
-            if not 0 < klen <= max_key or vlen > max_value:
+            if klen is None or klen > max_key or vlen > max_value:
                 return False
             total += klen + vlen
-    except (TypeError, ValueError):  # an item that is not a pair
+    except (TypeError, ValueError):  # an item that is not a pair, an unhashable key
         return False
     return total <= max_total
 
@@ -105,9 +110,11 @@ class HeaderLimits:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
 
     def check(self, headers: Iterable[tuple[str, object]]) -> None:
-        """Return when ``headers`` fit; str values count as their UTF-8 bytes.
+        """Return when ``headers`` fit and every key follows the key rule; str values count
+        as their UTF-8 bytes.
 
-        Raises HeaderLimitError naming the limit, and the key and size at fault.
+        Raises HeaderLimitError naming the limit, and the key and size at fault;
+        InvalidNameError or TypeError for a key outside the rule (:mod:`kheaders._model.keys`).
         """
         items = headers if isinstance(headers, list | tuple) else list(headers)
         if plain_fit(
@@ -124,7 +131,7 @@ class HeaderLimits:
             )
         total = varint_size(count)
         for key, value in items:
-            klen = len(key) if key.isascii() else len(key.encode("utf-8", "surrogatepass"))
+            klen = key_size(key)  # the key rule first: TypeError / InvalidNameError
             if klen > max_key:
                 shown = repr(key) if len(key) <= 64 else f"{key[:64]!r}..."
                 raise _refused(
@@ -162,8 +169,7 @@ class HeaderLimits:
         ``None`` when ``kheaders.header.limits.enabled`` is false.
         Raises ConfigurationError naming the setting at fault.
         """
-        enabled = config.get(CONFIG_PREFIX + "enabled", True)
-        if str(enabled).lower() in ("false", "0", "no", "off"):
+        if not config_bool(config.get(CONFIG_PREFIX + "enabled", True), CONFIG_PREFIX + "enabled"):
             return None
         values: dict[str, int] = {}
         for key, value in config.items():
@@ -186,3 +192,18 @@ class HeaderLimits:
 
 DEFAULT_LIMITS = HeaderLimits()
 """The limits every Producer applies unless configured otherwise."""
+
+
+def check_sendable(items: Sequence[tuple[str, object]], limits: HeaderLimits | None) -> None:
+    """The last check before headers go to librdkafka: the key rule, and ``limits`` if any.
+
+    Every produce path (plain, interceptors, ``send``, wrapped, dead letter, state topics)
+    calls this on the items it hands to librdkafka, whatever built them (``Headers`` decoded
+    from bytes or wrapped from a ``Message`` were never checked). Known keys cost a lookup.
+
+    Raises InvalidNameError/TypeError for a bad key, HeaderLimitError over a limit.
+    """
+    if limits is not None:
+        limits.check(items)  # includes the key rule
+    elif items:
+        check_keys(items)

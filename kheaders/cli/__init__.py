@@ -35,4 +35,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.extra_args = extra  # the arguments of a pass-through command (``pipeline``)
     code: int = args.handler(args)
     return code
-

@@ -20,8 +20,8 @@ from confluent_kafka import (
 )
 
 from kheaders._errors import DeserializationError
-from kheaders._model.headers import Headers
-from kheaders._model.redact import Redactor, render_headers, render_value
+from kheaders._model.received import message_headers
+from kheaders._model.redact import Redactor, printable, render_headers, render_value
 
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
 
@@ -69,19 +69,29 @@ def register(subparsers: Any) -> None:
 
 
 def format_record(msg: Message, redactor: Redactor) -> str:
-    """One record as text: a title line, the value, then one line per header."""
+    """One record as text: a title line, the value, then one line per header.
+
+    Everything a peer supplied is rendered safely: keys, values and record keys as text only
+    when printable (values and record keys as ``0x`` hex otherwise, header keys and the topic
+    with control characters escaped), so no record can move the cursor, ring the bell or
+    forge a line.
+    """
     ts_type, ts = msg.timestamp()
     when = "-"
     if ts_type in _TIMESTAMP_TYPES:
         stamp = dt.datetime.fromtimestamp(ts / 1000, dt.UTC).isoformat(timespec="milliseconds")
         when = f"{stamp.replace('+00:00', 'Z')} ({_TIMESTAMP_TYPES[ts_type]})"
+    topic = printable(msg.topic() or "")
     lines = [
-        f"{msg.topic()}[{msg.partition()}]@{msg.offset()}  {when}  key={_render(msg.key())}",
+        f"{topic}[{msg.partition()}]@{msg.offset()}  {when}  key={_render(msg.key())}",
         f"  value: {_render(msg.value())}",
     ]
-    raw = msg.headers()
-    headers = raw if isinstance(raw, Headers) else Headers(raw)
-    pairs = render_headers(headers.to_list(), redactor)
+    try:
+        raw = message_headers(msg)
+    except DeserializationError:
+        lines.append("  headers: <unreadable: a header key is not UTF-8>")
+        return "\n".join(lines)
+    pairs = render_headers(raw or (), redactor)  # keys escaped, secrets redacted
     lines.append(f"  headers ({len(pairs)}):")
     lines.extend(f"    {key}: {text}" for key, text in pairs)
     return "\n".join(lines)
@@ -171,12 +181,12 @@ def tail(
             try:
                 msg = consumer.poll(0.2)
             except DeserializationError as exc:  # e.g. a header key that is not UTF-8
-                print(f"kheaders tail: {exc}", file=sys.stderr)
+                print(f"kheaders tail: {printable(str(exc))}", file=sys.stderr)
                 msg = exc.message  # printed all the same: key and value are intact
             if msg is None:
                 continue
             if msg.error() is not None:
-                print(f"kheaders tail: {msg.error()}", file=sys.stderr)
+                print(f"kheaders tail: {printable(str(msg.error()))}", file=sys.stderr)
                 continue
             last = time.monotonic()
             print(format_record(msg, redactor), file=out, flush=True)

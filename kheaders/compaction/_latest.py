@@ -14,8 +14,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from typing import Protocol, TypeAlias, cast
 
+from kheaders._errors import DeserializationError
 from kheaders._log import get_logger
 from kheaders._model.headers import Headers, received
+from kheaders._model.received import message_headers
 from kheaders.compaction._rules import CompactionRules, RecordHeaders
 
 _log = get_logger("kheaders.compaction")
@@ -175,15 +177,33 @@ class StateTable:
                 offset=offset,
             )
             return
+        try:
+            headers = message_headers(msg)
+        except DeserializationError as exc:  # a header key confluent-kafka cannot read
+            self.failed(exc)
+            return
         ts_type, ts = msg.timestamp()
         self.offer(
             key,
             msg.value(),
-            msg.headers(),
+            headers,
             partition,
             offset,
             ts if ts_type else -1,
             msg if keep_message else None,
+        )
+
+    def failed(self, exc: DeserializationError) -> None:
+        """Count (``undeserializable``) and log a record that could not be read; not folded."""
+        self.stats.undeserializable += 1
+        msg = exc.message
+        _log.error(
+            "compaction.undeserializable_record",
+            topic=self.topic if self.topic is not None else msg.topic(),
+            partition=msg.partition(),
+            offset=msg.offset(),
+            field=exc.field,
+            error=str(exc),
         )
 
     def offer(  # noqa: PLR0917 (positional on purpose: called once per consumed record)
@@ -305,7 +325,9 @@ def latest(
 
     ``messages`` are consumed ``confluent_kafka.Message`` objects (headers as ``Headers``, a
     list of pairs, or ``None``), in any order.  Pass a :class:`CompactionStats` to read the
-    counters.  Error events (partition EOF etc.) are skipped; key-less records are counted.
+    counters.  Error events (partition EOF etc.) are skipped; key-less records are counted;
+    a record whose headers confluent-kafka cannot read (a non-UTF-8 key) is counted as
+    ``undeserializable`` and logged with its offset, not folded.
 
     >>> from confluent_kafka import Message
     >>> from kheaders.compaction import encode_version

@@ -12,6 +12,8 @@ from confluent_kafka.cimpl import NewTopic
 from kheaders._errors import BrokerUnavailableError, KHeadersError
 from kheaders._log import get_logger
 from kheaders._model.headers import Headers
+from kheaders._model.limits import check_sendable
+from kheaders._model.received import message_headers
 from kheaders.compaction._latest import ConsumedMessage, Key, StateEntry
 from kheaders.compaction._latest_state import LatestState, StateConsumer
 
@@ -37,7 +39,7 @@ def _fields(
     if isinstance(item, StateEntry):
         key, value, headers, ts = item.key, item.value, item.headers, item.timestamp
     else:
-        key, value, headers = item.key(), item.value(), item.headers()
+        key, value, headers = item.key(), item.value(), message_headers(item)
         ts_type, ts = item.timestamp()
         ts = ts if ts_type else -1
     if headers is None:
@@ -103,7 +105,9 @@ def write_state(
     ``create_topic_on`` (bootstrap servers) creates ``topic`` first with
     ``cleanup.policy=compact`` where the broker supports it.  Tombstones in ``state`` are not
     written (a state holds none).  Raises KHeadersError naming the first key whose delivery
-    failed, or when not every record was delivered within ``flush_timeout``.
+    failed, or when not every record was delivered within ``flush_timeout``;
+    InvalidNameError, before producing it, for a record whose header key librdkafka cannot
+    take (NUL, not UTF-8).
     """
     if create_topic_on is not None:
         create_compacted_topic(create_topic_on, topic, partitions=partitions)
@@ -122,6 +126,7 @@ def write_state(
         key, value, headers, ts = _fields(item)
         if value is None:
             continue
+        check_sendable(headers, None)  # any producer may write it: the key rule first
         kwargs: dict[str, object] = {"key": key, "value": value, "on_delivery": on_delivery}
         if headers:
             kwargs["headers"] = headers

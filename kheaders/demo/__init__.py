@@ -15,6 +15,7 @@ from kheaders.demo._audit import (
     audit_record,
     format_audit,
 )
+from kheaders.demo._metrics import DemoMetrics, setup_metrics
 from kheaders.demo._services import (
     ORDERS_CLIENT_ID,
     ORDERS_TOPIC,
@@ -38,6 +39,7 @@ __all__ = [
     "VERSION_HEADER",
     "AuditRecord",
     "AuditReport",
+    "DemoMetrics",
     "ServiceStats",
     "TraceHops",
     "audit",
@@ -48,5 +50,6 @@ __all__ = [
     "produce_orders",
     "read_topics",
     "run_shipping",
+    "setup_metrics",
     "setup_tracing",
 ]

@@ -14,6 +14,7 @@ from itertools import pairwise
 from confluent_kafka import Message
 
 from kheaders import Headers, extract_trace_parent
+from kheaders._model.received import message_headers
 
 CLIENT_ID_HEADER = "client.id"
 CORRELATION_HEADER = "correlation.id"
@@ -41,7 +42,7 @@ def _text(value: bytes | None) -> str | None:
 
 def audit_record(msg: Message) -> AuditRecord:
     """The audit row of a consumed record (headers read with the strict W3C rules)."""
-    raw = msg.headers()
+    raw = message_headers(msg)
     headers = raw if isinstance(raw, Headers) else Headers(raw)
     parent = extract_trace_parent(headers)
     key = msg.key()

@@ -19,6 +19,7 @@ from opentelemetry import trace
 
 from kheaders.broker._finder import EmbeddedBroker, create_topic, wait_for_broker
 from kheaders.demo._audit import AuditReport, audit, audit_record, format_audit
+from kheaders.demo._metrics import setup_metrics
 from kheaders.demo._services import (
     ORDERS_CLIENT_ID,
     SHIPPING_CLIENT_ID,
@@ -153,8 +154,8 @@ def run_spark(bootstrap: str, topics: DemoTopics, report: AuditReport, out: Text
     """
     from pyspark.sql import SparkSession
 
+    from kheaders.spark import prepare_local_spark
     from kheaders.spark._pipeline import format_report, read_topic, run_pipeline, trace_report
-    from kheaders.spark._session import prepare_local_spark
 
     prepare_local_spark("local[2]")
     create_topic(bootstrap, topics.compacted, partitions=1)
@@ -235,7 +236,9 @@ def _check_compacted(bootstrap: str, topic: str, events: int) -> list[str]:
 def run_demo(options: DemoOptions, out: TextIO) -> int:
     """The whole demo; the exit code: 0 when every record arrived and every trace is whole."""
     provider = setup_tracing("kheaders-demo")
+    metrics = setup_metrics("kheaders-demo")
     broker: EmbeddedBroker | None = None
+    summary: list[str] = []
     if options.bootstrap:
         wait_for_broker(options.bootstrap, 30.0)
         bootstrap = options.bootstrap
@@ -250,7 +253,14 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         print(
             f"services: {options.orders} orders -> {topics.orders} -> {topics.shipments}", file=out
         )
+        before = metrics.snapshot() if metrics is not None else None
         report, problems = run_services(bootstrap, topics, options, provider, out)
+        if metrics is not None and before is not None:
+            summary = metrics.summary(
+                before,
+                {topics.orders: ORDERS_CLIENT_ID, topics.shipments: SHIPPING_CLIENT_ID},
+                {topics.orders: SHIPPING_CLIENT_ID},
+            )
         print(format_audit(report, options.show), file=out)
         for problem in problems:
             print(f"PROBLEM: {problem}", file=out)
@@ -276,5 +286,9 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         if broker is not None:
             broker.stop()
         provider.shutdown()
+        if metrics is not None:
+            metrics.provider.force_flush()  # to the OTLP collector when one is configured
+    for line in summary or ["metrics: another MeterProvider was installed; no summary"]:
+        print(line, file=out)
     print("demo: OK" if not problems else f"demo: FAILED ({len(problems)} problems)", file=out)
     return 0 if not problems else 1

@@ -26,6 +26,7 @@ from kheaders import (
     Consumer,
     DeadLetterPublisher,
     DeserializationError,
+    HeldFailuresError,
     JsonDeserializer,
     JsonSerializer,
     Producer,
@@ -48,11 +49,13 @@ _PRODUCER_INTERCEPTORS = (
     "interceptors.tracing.TracingProducerInterceptor",
     "interceptors.client_id.ClientIdInterceptor",
     "interceptors.correlation.CorrelationIdInterceptor",
+    "interceptors.metrics.MetricsProducerInterceptor",
 )
 _VERSION_STAMP = "interceptors.versioning.VersionStampInterceptor"
 _CONSUMER_INTERCEPTORS = (
     "interceptors.tracing.TracingConsumerInterceptor",
     "interceptors.correlation.CorrelationIdInterceptor",
+    "interceptors.metrics.MetricsConsumerInterceptor",
 )
 
 
@@ -150,6 +153,7 @@ def produce_orders(
         "interceptor.classes": ",".join((*_PRODUCER_INTERCEPTORS, _VERSION_STAMP)),
         "kheaders.tracing.mode": "propagate",
         "kheaders.app.name": "kheaders-demo",
+        "kheaders.metrics.duration.max.per.second": 0,  # time every delivery (a demo)
         "compaction.strategy.header": VERSION_HEADER,
         "linger.ms": 5,
     }
@@ -199,14 +203,18 @@ def run_shipping(
     is not JSON is republished as it came to ``<orders topic>.dlt`` and counted, never lost.
     """
     from interceptors.correlation import correlation_scope
+    from interceptors.metrics import process_metrics, with_statistics
     from interceptors.tracing import process_span
 
     tracer = _tracer(tracer_provider, "kheaders.demo.shipping")
     consumer = Consumer(
-        fast_consumer_config(
-            bootstrap,
-            group_id,
-            **{"client.id": client_id, "interceptor.classes": ",".join(_CONSUMER_INTERCEPTORS)},
+        with_statistics(  # librdkafka's statistics (consumer lag) as metrics, every second
+            fast_consumer_config(
+                bootstrap,
+                group_id,
+                **{"client.id": client_id, "interceptor.classes": ",".join(_CONSUMER_INTERCEPTORS)},
+            ),
+            interval_ms=1000,
         ),
         value_deserializer=JsonDeserializer(),
     )
@@ -217,6 +225,7 @@ def run_shipping(
             "interceptor.classes": ",".join(_PRODUCER_INTERCEPTORS),
             "kheaders.tracing.mode": "propagate",
             "kheaders.app.name": "kheaders-demo",
+            "kheaders.metrics.duration.max.per.second": 0,
             "linger.ms": 5,
         },
         value_serializer=JsonSerializer(),
@@ -256,7 +265,11 @@ def run_shipping(
             last_seen = time.monotonic()
             if skip is not None and skip(msg):
                 continue
-            with process_span(msg, tracer, consumer_group=group_id), correlation_scope(msg):
+            with (
+                process_span(msg, tracer, consumer_group=group_id),
+                correlation_scope(msg),
+                process_metrics(msg, consumer_group=group_id),
+            ):
                 order = msg.value()
                 order_id = order.get("order") if isinstance(order, dict) else None
                 shipment = {"shipment": uuid.uuid4().hex, "order": order_id, "status": "shipped"}
@@ -315,7 +328,12 @@ def read_topics(
                     records.append(msg)
                     last_seen = time.monotonic()
     finally:
-        consumer.close()
+        try:
+            consumer.close()
+        except HeldFailuresError as held:  # kept by consume() until close: kept, with none
+            records.extend(
+                f.message for f in held.exceptions if isinstance(f, DeserializationError)
+            )
     return records
 
 

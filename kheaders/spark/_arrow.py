@@ -17,6 +17,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
+from kheaders._model.received import message_headers
+
 if TYPE_CHECKING:
     from confluent_kafka import Message
 
@@ -126,12 +128,12 @@ class BatchBuilder:
         self._ts += [ms * 1000 if kind else None for kind, ms in stamps]
         self._ts_types += [_TIMESTAMP_TYPE_TO_JAVA[kind] for kind, _ in stamps]
         if self._include_headers:
-            headers = [m.headers() for m in messages]
+            headers = [message_headers(m) for m in messages]
             self._h_null += [h is None for h in headers]
             pairs, ends = self._h_pairs, self._h_offsets.append
             for h in headers:
                 if h:
-                    pairs.extend(h)  # type: ignore[arg-type]
+                    pairs.extend(h)
                 ends(len(pairs))
         return last
 

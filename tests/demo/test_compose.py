@@ -42,7 +42,9 @@ def test_compose_file_declares_kafka_kraft_jaeger_and_the_services() -> None:
         "JAEGER_LISTEN_HOST: 0.0.0.0",
         ":16686",
         "KHEADERS_BOOTSTRAP: kafka:9092",
-        "OTEL_EXPORTER_OTLP_ENDPOINT: http://jaeger:4317",
+        "OTEL_EXPORTER_OTLP_ENDPOINT: http://otel-collector:4317",
+        "image: otel/opentelemetry-collector-contrib:",
+        "image: prom/prometheus:",
         "condition: service_healthy",
     ):
         assert needed in text, needed
@@ -54,7 +56,7 @@ def test_compose_file_declares_kafka_kraft_jaeger_and_the_services() -> None:
         return  # no PyYAML here: the text checks above are what can be checked
     services = compose["services"]
     assert isinstance(services, dict)
-    assert set(services) == {"kafka", "jaeger", *SERVICES}
+    assert set(services) == {"kafka", "jaeger", "otel-collector", "prometheus", *SERVICES}
     kafka = services["kafka"]
     assert kafka["image"].startswith("apache/kafka:")
     assert "healthcheck" in kafka
@@ -65,8 +67,69 @@ def test_compose_file_declares_kafka_kraft_jaeger_and_the_services() -> None:
         assert service["build"] == "."
         assert service["command"][:3] == ["python", "-m", f"examples.{name}"]
         assert service["environment"]["KHEADERS_BOOTSTRAP"] == "kafka:9092"
-        assert service["environment"]["OTEL_EXPORTER_OTLP_ENDPOINT"] == "http://jaeger:4317"
+        assert service["environment"]["OTEL_EXPORTER_OTLP_ENDPOINT"] == (
+            "http://otel-collector:4317"
+        )
         assert service["depends_on"]["kafka"]["condition"] == "service_healthy"
+        assert "otel-collector" in service["depends_on"]
+
+
+def _mounted(service: dict[str, object], target: str) -> Path:
+    """The host file ``service`` mounts at ``target`` (read-only), which must exist."""
+    volumes = service["volumes"]
+    assert isinstance(volumes, list)
+    found = [v for v in volumes if str(v).split(":")[1] == target]
+    assert len(found) == 1, (volumes, target)
+    source, _, mode = str(found[0]).partition(":" + target)
+    assert mode == ":ro"
+    path = ROOT / source
+    assert path.is_file(), path
+    return path
+
+
+def test_collector_receives_otlp_and_sends_traces_to_jaeger_and_metrics_to_prometheus() -> None:
+    """The metrics path: services -> collector (OTLP) -> Prometheus endpoint <- Prometheus.
+
+    Structure only: no Docker engine answers on the machines this was written on, so the
+    stack itself was not run (test_compose_stack_runs... checks it where one does).
+    """
+    yaml = pytest.importorskip("yaml", reason="PyYAML (dev extra) parses the compose files")
+    compose = _load_compose()
+    assert compose is not None
+    services = compose["services"]
+    assert isinstance(services, dict)
+    collector = services["otel-collector"]
+    assert collector["image"].startswith("otel/opentelemetry-collector-contrib:")
+    config_path = _mounted(collector, "/etc/otelcol-contrib/config.yaml")
+    assert collector["command"] == ["--config=/etc/otelcol-contrib/config.yaml"]
+    assert any(str(p).endswith(":4317") for p in collector["ports"])
+    assert any(str(p).endswith(":8889") for p in collector["ports"])
+    assert "4317" not in " ".join(str(p) for p in services["jaeger"]["ports"])  # collector's now
+
+    config = yaml.safe_load(config_path.read_text())
+    assert config["receivers"]["otlp"]["protocols"]["grpc"]["endpoint"] == "0.0.0.0:4317"
+    jaeger = config["exporters"]["otlp/jaeger"]
+    assert jaeger["endpoint"] == "jaeger:4317"
+    assert jaeger["tls"]["insecure"] is True
+    assert config["exporters"]["prometheus"]["endpoint"] == "0.0.0.0:8889"
+    pipelines = config["service"]["pipelines"]
+    assert pipelines["traces"]["receivers"] == ["otlp"]
+    assert pipelines["traces"]["exporters"] == ["otlp/jaeger"]
+    assert pipelines["metrics"]["receivers"] == ["otlp"]
+    assert "prometheus" in pipelines["metrics"]["exporters"]
+    for pipeline in pipelines.values():  # every component a pipeline names is declared
+        for kind in ("receivers", "processors", "exporters"):
+            for name in pipeline.get(kind, []):
+                assert name in config[kind], (kind, name)
+
+    prometheus = services["prometheus"]
+    assert prometheus["image"].startswith("prom/prometheus:")
+    scrape = yaml.safe_load(_mounted(prometheus, "/etc/prometheus/prometheus.yml").read_text())
+    targets = [
+        t for job in scrape["scrape_configs"] for c in job["static_configs"] for t in c["targets"]
+    ]
+    assert targets == ["otel-collector:8889"]
+    assert any(str(p).endswith(":9090") for p in prometheus["ports"])
 
 
 def test_dockerfile_builds_the_services_with_the_otlp_exporter() -> None:
@@ -103,12 +166,15 @@ def test_compose_stack_runs_the_services_and_the_audit_is_clean() -> None:
     if cli is None:
         pytest.skip("Docker answers but neither `docker compose` nor `docker-compose` is installed")
     ui_port = free_port()
+    metrics_port = free_port()
     env = {
         **os.environ,
         "DEMO_ORDERS": "30",
         "KAFKA_HOST_PORT": str(free_port()),
         "JAEGER_UI_PORT": str(ui_port),
         "OTLP_GRPC_PORT": str(free_port()),
+        "COLLECTOR_METRICS_PORT": str(metrics_port),
+        "PROMETHEUS_PORT": str(free_port()),
     }
     base = [*cli, "-f", str(COMPOSE), "-p", f"kheaders-test-{uuid.uuid4().hex[:8]}"]
 
@@ -144,5 +210,19 @@ def test_compose_stack_runs_the_services_and_the_audit_is_clean() -> None:
                 seen = _jaeger_services(ui_port)
             time.sleep(2)
         assert {"orders-service", "shipping-service"} <= seen, seen
+        # the metrics reached the collector's Prometheus endpoint
+        exposition = ""
+        deadline = time.monotonic() + 60
+        while (
+            time.monotonic() < deadline and "messaging_client_consumed_messages" not in exposition
+        ):
+            with contextlib.suppress(OSError):
+                url = f"http://127.0.0.1:{metrics_port}/metrics"
+                with urllib.request.urlopen(url, timeout=5) as resp:
+                    exposition = resp.read().decode()
+            time.sleep(2)
+        assert "messaging_client_sent_messages" in exposition, exposition[-2000:]
+        assert "messaging_client_consumed_messages" in exposition
+        assert "messaging_client_operation_duration" in exposition
     finally:
         compose("down", "-v", "--remove-orphans", timeout=300)

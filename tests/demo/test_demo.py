@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -45,6 +46,15 @@ def test_demo_on_the_embedded_broker_reports_every_trace_whole() -> None:
     assert all("orders[" in line and "-> shipments[" in line for line in trace_lines)
     assert "latency orders -> shipments (record timestamps): min" in out
     assert "spark pipeline skipped (--no-spark)" in out
+    # the metrics summary: what the metrics interceptors counted, as the services did
+    assert "metrics: orders-service: sent 50 to orders\n" in out
+    assert "metrics: shipping-service: consumed 50 from orders, sent 50 to shipments\n" in out
+    latency = re.search(
+        r"metrics: delivery latency p50 ([\d.]+) ms, p99 ([\d.]+) ms \(100 records", out
+    )
+    assert latency is not None, out
+    assert 0 < float(latency[1]) <= float(latency[2])
+    assert "metrics: shipping-service lag on orders at the end: 0 records" in out
     assert out.rstrip().endswith("demo: OK")
 
 

@@ -21,7 +21,7 @@ from interceptors.metrics import (
     MetricsProducerInterceptor,
     process_metrics,
 )
-from kheaders import Consumer, HeaderLimitError, HeaderLimits, Producer
+from kheaders import ConfigurationError, Consumer, HeaderLimitError, HeaderLimits, Producer
 from tests.interceptors.metrics_helpers import collect
 
 pytestmark = pytest.mark.integration
@@ -198,27 +198,31 @@ def test_consumer_counts_consumed_records_and_times_processing_with_errors(
     }
 
 
-def test_interceptors_named_in_config_report_to_the_global_style_provider_they_are_given(
-    bootstrap: str,
-    topic: str,
-    meter_provider: MeterProvider,
-    reader: InMemoryMetricReader,
+def test_interceptors_named_in_config_use_the_global_provider_and_read_their_settings(
+    bootstrap: str, topic: str, reader: InMemoryMetricReader
 ) -> None:
-    """By name in ``interceptor.classes`` they read their settings in ``configure``."""
+    """By name in ``interceptor.classes``: built with no arguments, then ``configure``d."""
+    from interceptors._metrics_common import is_noop
+
     config = {
         "bootstrap.servers": bootstrap,
         "interceptor.classes": "interceptors.metrics.MetricsProducerInterceptor",
-        "kheaders.metrics.duration.max.per.second": "1",
+        "kheaders.metrics.duration.max.per.second": "7",
+        "kheaders.metrics.max.pending": "9",
     }
     producer = Producer(config)
     icpt = producer.interceptors.interceptors[0]
     assert isinstance(icpt, MetricsProducerInterceptor)
-    # the global provider is the API's proxy here: nothing records, nothing breaks
-    assert not icpt.recording
+    # the global provider decides (the API's proxy in this process unless someone set one)
+    assert icpt.recording is not is_noop(None)
+    assert icpt._sampler._limit == 7
+    assert icpt._max_pending == 9
     producer.produce(topic, b"v")
     assert producer.flush(30) == 0
     producer.close()
-    assert SENT_MESSAGES not in collect(reader)
+    assert SENT_MESSAGES not in collect(reader)  # this test's provider was never given
+    with pytest.raises(ConfigurationError, match=r"kheaders\.metrics\.max\.pending"):
+        Producer({**config, "kheaders.metrics.max.pending": "0"})
 
 
 def test_process_metrics_without_an_interceptor(
@@ -270,3 +274,46 @@ def test_two_clients_with_equal_attributes_sum_and_a_closed_clients_counts_stay(
     ]
     second.on_acknowledgement(RecordMetadata("orders", 1, 6), None, Headers())
     assert collect(reader)[SENT_MESSAGES].value(messaging__destination__name="orders") == 6
+
+
+def test_the_chain_leaves_out_an_idle_interceptor_but_still_rejects_a_misspelled_one() -> None:
+    """Hooks that are properties raising AttributeError (off for now) are not a typo."""
+    from kheaders import InterceptorChain
+
+    class Idle:
+        @property
+        def on_send(self) -> object:
+            raise AttributeError("off")
+
+    class Misspelled:
+        def on_sned(self, record: object) -> object:
+            return record
+
+    chain = InterceptorChain([Idle()])
+    assert chain.on_send == ()
+    assert chain.on_acknowledgement == ()
+    with pytest.raises(TypeError, match="on_sned"):
+        InterceptorChain([Misspelled()])
+
+
+def test_the_async_producer_runs_the_same_metrics_interceptor(
+    bootstrap: str, topic: str, meter_provider: MeterProvider, reader: InMemoryMetricReader
+) -> None:
+    import asyncio
+
+    from kheaders.aio import AIOProducer
+
+    config = {"bootstrap.servers": bootstrap}
+    icpt = MetricsProducerInterceptor(meter_provider=meter_provider)
+    icpt.configure(config)
+
+    async def main() -> None:
+        producer = AIOProducer(config, interceptors=[icpt])
+        futures = [await producer.produce(topic, b"v%d" % i, partition=0) for i in range(4)]
+        await asyncio.gather(*futures)
+        await producer.close()
+
+    asyncio.run(main())
+    metrics = collect(reader)
+    assert metrics[SENT_MESSAGES].value(messaging__destination__name=topic) == 4
+    assert metrics[OPERATION_DURATION].value(messaging__destination__name=topic).count == 4

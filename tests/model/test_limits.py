@@ -44,7 +44,15 @@ def test_each_limit_raises_naming_limit_key_and_size(
 
 @given(
     st.lists(
-        st.tuples(st.text(min_size=1, max_size=10), st.none() | st.binary(max_size=30)), max_size=8
+        st.tuples(
+            st.text(
+                st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+                min_size=1,
+                max_size=10,
+            ),
+            st.none() | st.binary(max_size=30),
+        ),
+        max_size=8,
     )
 )
 def test_total_is_the_exact_encoded_size(items: list[tuple[str, bytes | None]]) -> None:

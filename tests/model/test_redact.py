@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kheaders import Headers, Redactor, is_sensitive, render_headers
-from kheaders._model.redact import render_value
+from kheaders._model.redact import printable, render_value
 
 
 @pytest.mark.parametrize(
@@ -21,14 +21,29 @@ from kheaders._model.redact import render_value
         "db.Password",
         "api-key",
         "x-api-KEY",
-        "__key_schema_id",
+        "Proxy-Authorization",
+        "Ocp-Apim-Subscription-Key",
+        "x-license-keys",
+        "AWS_SECRET_ACCESS_KEY",
+        "private.key",
     ],
 )
 def test_default_rule_redacts_sensitive_keys(key: str) -> None:
     assert is_sensitive(key)
 
 
-@pytest.mark.parametrize("key", ["traceparent", "correlation.id", "client.id", "content-type"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "traceparent",
+        "correlation.id",
+        "client.id",
+        "content-type",
+        "__key_schema_id",  # Schema Registry's header: the record key's schema, not a secret
+        "__value_schema_id",
+        "key.format",
+    ],
+)
 def test_default_rule_keeps_ordinary_keys(key: str) -> None:
     assert not is_sensitive(key)
 
@@ -68,5 +83,5 @@ def test_render_headers_never_raises_and_is_printable(
     pairs: list[tuple[str, bytes | None]],
 ) -> None:
     out = render_headers(pairs)
-    assert [k for k, _ in out] == [k for k, _ in pairs]
-    assert all(v.isprintable() for _, v in out)
+    assert [k for k, _ in out] == [printable(k) for k, _ in pairs]
+    assert all(k.isprintable() and v.isprintable() for k, v in out)

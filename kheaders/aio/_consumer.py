@@ -1,0 +1,379 @@
+"""AIOConsumer: kheaders' Consumer for asyncio; every wait on librdkafka runs off the loop.
+
+One daemon worker thread per consumer runs the kheaders Consumer's calls in order (its
+deserializers and interceptors included) in slices of at most ``SLICE`` seconds, so a
+cancelled ``await poll(10)`` raises CancelledError at once and its slice ends shortly after.
+What a cancelled slice still returns is kept, in order, for the next read: never lost.
+
+Records reach the application through ``poll``, ``consume`` and ``async for``; the last
+reads ahead in batches. So that read-ahead never counts as consumed, the consumer stores a
+record's offset when it reaches the application (``enable.auto.offset.store``, when left on,
+is done here instead of in librdkafka, which would store it when it was read ahead).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from types import TracebackType
+from typing import Any, Self
+
+from confluent_kafka import KafkaException, Message, TopicPartition
+
+from kheaders._client.chain import InterceptorChain
+from kheaders._client.consumer import Consumer
+from kheaders._errors import DeserializationError
+from kheaders._log import get_logger
+from kheaders.aio._threads import SLICE, Worker, wait_ended
+
+_log = get_logger("kheaders.aio.consumer")
+
+Item = Message | BaseException
+"""A record (or error event) read, or the exception a read raised, in reading order."""
+
+ITER_BATCH = 500
+"""Records ``async for`` reads ahead in one call to the worker thread."""
+CLOSE_TIMEOUT = 30.0
+"""Seconds ``close()`` waits for librdkafka to leave the group before giving up on it."""
+
+_STORE = "enable.auto.offset.store"
+_REBALANCE_CALLBACKS = ("on_assign", "on_revoke", "on_lost")
+
+
+def _on(value: object) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
+
+
+def _insert_in_order(items: list[Item], failure: DeserializationError) -> None:
+    """Put ``failure`` before the first record read after it from the same partition.
+
+    The sync consumer's ``consume`` returns a batch's good records and raises its failures
+    afterwards; the async consumer hands records over one by one, so it restores the order.
+    """
+    msg = failure.message
+    where = (msg.topic(), msg.partition())
+    offset = msg.offset() or 0
+    for i, item in enumerate(items):
+        if (
+            isinstance(item, Message)
+            and item.error() is None
+            and (item.topic(), item.partition()) == where
+            and (item.offset() or 0) > offset
+        ):
+            items.insert(i, failure)
+            return
+    items.append(failure)
+
+
+class AIOConsumer:
+    """kheaders' :class:`~kheaders.Consumer` for asyncio: the same record semantics.
+
+    Records have read-only Headers (never ``None``), deserialized key and value (the
+    deserializers see topic and headers); a record that fails to deserialize raises
+    DeserializationError carrying the raw record, after the consumer moved past it only.
+    ``on_consume``/``on_commit`` run as in the sync consumer, on the worker thread. Build it
+    inside a running event loop; ``config`` as for ``kheaders.Consumer``.
+
+    Rebalance callbacks given to :meth:`subscribe` get this consumer first; they may be
+    coroutine functions (run on the loop while the worker thread waits, and the consumer's
+    own methods awaited inside them run at once, there) or plain functions (run on the
+    worker thread).
+    """
+
+    def __init__(
+        self,
+        config: Mapping[str, object],
+        *,
+        interceptors: Iterable[object] = (),
+        key_deserializer: object = None,
+        value_deserializer: object = None,
+        strict: bool = False,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        self._loop = loop
+        conf = dict(config)
+        self._store = _on(conf.get(_STORE, True))
+        if self._store:
+            conf[_STORE] = False  # stored here, when a record reaches the application
+        self._sync = Consumer(
+            conf,
+            interceptors=interceptors,
+            key_deserializer=key_deserializer,
+            value_deserializer=value_deserializer,
+            strict=strict,
+        )
+        self._worker = Worker("kheaders-aio-consumer", loop)
+        self._ahead: deque[Item] = deque()
+        self._closed = False
+        self._closing: asyncio.Task[None] | None = None
+        self._rebalancing = 0  # a coroutine rebalance callback runs while the worker waits
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def _fetch(self, num: int, timeout: float) -> list[Item]:
+        """On the worker: one bounded read, in reading order; failures become items."""
+        sync = self._sync
+        if num == 1:
+            try:
+                msg = sync.poll(timeout)
+            except DeserializationError as exc:
+                return [exc]
+            return [] if msg is None else [msg]
+        items: list[Item] = []
+        failures: list[DeserializationError] = []
+        try:
+            items.extend(sync.consume(num, timeout))
+        except DeserializationError as exc:
+            failures.append(exc)
+        while True:  # what the batch kept back is raised first; at most one record more
+            try:
+                items.extend(sync.consume(1, 0))
+            except DeserializationError as exc:
+                failures.append(exc)
+                continue
+            break
+        for failure in failures:
+            _insert_in_order(items, failure)
+        return items
+
+    def _keep(self, cf: concurrent.futures.Future[list[Item]]) -> None:
+        """What a read abandoned by its cancelled caller returned: kept for the next read."""
+        if cf.cancelled():
+            return
+        exc = cf.exception()
+        if exc is not None:
+            self._ahead.append(exc)
+        else:
+            self._ahead.extend(cf.result())
+
+    async def _read(self, num: int, timeout: float) -> None:
+        """One slice read, appended to the read-ahead queue (after anything kept there)."""
+        cf = self._worker.submit(self._fetch, num, timeout)
+        try:
+            items = await asyncio.wrap_future(cf, loop=self._loop)
+        except asyncio.CancelledError:
+            cf.add_done_callback(self._keep)
+            raise
+        self._ahead.extend(items)
+
+    def _handed(self, msgs: list[Message]) -> None:
+        """Store the offsets of records the application now has (see the module doc)."""
+        if not self._store:
+            return
+        last: dict[tuple[Any, Any], Any] = {}
+        for m in msgs:
+            if m.error() is None:
+                last[(m.topic(), m.partition())] = m.offset()
+        if last:
+            try:
+                self._sync.store_offsets(
+                    offsets=[TopicPartition(t, p, o + 1) for (t, p), o in last.items()]
+                )
+            except KafkaException as exc:  # e.g. the partition was revoked meanwhile
+                _log.debug("offset not stored", error=str(exc))
+
+    def _take(self, num: int) -> list[Message]:
+        """Up to ``num`` read-ahead records, stopping before an exception (raised when first)."""
+        ahead = self._ahead
+        first = ahead[0]
+        if isinstance(first, BaseException):
+            ahead.popleft()
+            if isinstance(first, DeserializationError):
+                self._handed([first.message])
+            raise first
+        out: list[Message] = []
+        while ahead and len(out) < num and not isinstance(ahead[0], BaseException):
+            out.append(ahead.popleft())  # type: ignore[arg-type]
+        self._handed(out)
+        return out
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RuntimeError("the AIOConsumer is closed")
+
+    async def poll(self, timeout: float = -1) -> Message | None:
+        """The next record or event, or ``None`` after ``timeout`` seconds (negative: wait
+        until one comes). The loop is free meanwhile; cancelling leaves the consumer usable.
+
+        Raises DeserializationError as the sync consumer does; RuntimeError once closed.
+        """
+        got = await self._next(1, timeout)
+        return got[0] if got else None
+
+    async def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
+        """Up to ``num_messages`` records and events, as soon as some are there (at most
+        ``timeout`` seconds, negative: until some come); ``[]`` on timeout.
+
+        Raises DeserializationError as the sync consumer does; RuntimeError once closed.
+        """
+        return await self._next(max(num_messages, 1), timeout)
+
+    async def _next(self, num: int, timeout: float) -> list[Message]:
+        self._check_open()
+        loop = self._loop
+        deadline = None if timeout < 0 else loop.time() + timeout
+        while not self._ahead:
+            left = SLICE if deadline is None else max(0.0, min(SLICE, deadline - loop.time()))
+            await self._read(num, left)
+            self._check_open()
+            if not self._ahead and deadline is not None and loop.time() >= deadline:
+                return []
+        return self._take(num)
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> Message:
+        """The next record or event; ends (StopAsyncIteration) once the consumer is closed.
+
+        Raises DeserializationError for a record that failed (iterate again to go on).
+        """
+        while True:
+            if self._closed:
+                raise StopAsyncIteration
+            if self._ahead:
+                return self._take(1)[0]
+            await self._read(ITER_BATCH, SLICE)
+
+    # -- the rest of the consumer, on the worker thread -------------------------------------
+
+    async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        self._check_open()
+        if self._rebalancing:  # the worker is waiting for this very task: call here
+            return fn(*args, **kwargs)
+        return await self._worker.call(lambda: fn(*args, **kwargs))
+
+    def _on_loop(self, callback: Callable[..., Any]) -> Callable[..., Any]:
+        """A rebalance callback for librdkafka: called with this consumer first; a coroutine
+        function runs on the loop while the worker thread waits for it."""
+        loop = self._loop
+
+        def call(_raw: object, *args: Any) -> Any:
+            if not inspect.iscoroutinefunction(callback):
+                return callback(self, *args)
+            self._rebalancing += 1
+            try:
+                return asyncio.run_coroutine_threadsafe(callback(self, *args), loop).result()
+            finally:
+                self._rebalancing -= 1
+
+        return call
+
+    async def subscribe(self, topics: list[str], **callbacks: Any) -> None:
+        """Subscribe (rebalance callbacks ``on_assign``/``on_revoke``/``on_lost`` as keywords)."""
+        for name in _REBALANCE_CALLBACKS:
+            if callbacks.get(name) is not None:
+                callbacks[name] = self._on_loop(callbacks[name])
+        await self._call(self._sync.subscribe, topics, **callbacks)
+
+    async def unsubscribe(self) -> None:
+        """Leave the subscription."""
+        await self._call(self._sync.unsubscribe)
+
+    async def assign(self, partitions: list[TopicPartition]) -> None:
+        """Assign partitions directly (no group join)."""
+        await self._call(self._sync.assign, partitions)
+
+    async def unassign(self) -> None:
+        """Drop the current assignment."""
+        await self._call(self._sync.unassign)
+
+    async def commit(self, *args: Any, **kwargs: Any) -> list[TopicPartition] | None:
+        """Commit as the sync consumer does (``message=``, ``offsets=``, ``asynchronous=``);
+        without arguments, the offsets of the records handed to the application so far."""
+        result: list[TopicPartition] | None = await self._call(self._sync.commit, *args, **kwargs)
+        return result
+
+    async def committed(self, partitions: list[TopicPartition], timeout: float = -1) -> Any:
+        """The group's committed offsets for ``partitions``."""
+        return await self._call(self._sync.committed, partitions, timeout)
+
+    async def position(self, partitions: list[TopicPartition]) -> Any:
+        """The consumer's current positions."""
+        return await self._call(self._sync.position, partitions)
+
+    async def seek(self, partition: TopicPartition) -> None:
+        """Move the fetch position of one partition; read-ahead records are dropped."""
+        self._ahead.clear()
+        await self._call(self._sync.seek, partition)
+
+    async def assignment(self) -> list[TopicPartition]:
+        """The partitions assigned to this consumer."""
+        result: list[TopicPartition] = await self._call(self._sync.assignment)
+        return result
+
+    async def pause(self, partitions: list[TopicPartition]) -> None:
+        """Stop fetching ``partitions``."""
+        await self._call(self._sync.pause, partitions)
+
+    async def resume(self, partitions: list[TopicPartition]) -> None:
+        """Fetch ``partitions`` again."""
+        await self._call(self._sync.resume, partitions)
+
+    async def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        """Cluster metadata (confluent-kafka's ``list_topics``)."""
+        return await self._call(self._sync.list_topics, topic, timeout)
+
+    async def get_watermark_offsets(self, partition: TopicPartition, timeout: float = -1) -> Any:
+        """Low and high watermarks of one partition."""
+        return await self._call(self._sync.get_watermark_offsets, partition, timeout)
+
+    def consumer_group_metadata(self) -> Any:
+        """For ``send_offsets_to_transaction`` (a local call)."""
+        return self._sync.consumer_group_metadata()
+
+    @property
+    def interceptors(self) -> InterceptorChain:
+        """The interceptor chain (``.errors`` counts failures per interceptor)."""
+        return self._sync.interceptors
+
+    @property
+    def wrapped(self) -> Consumer:
+        """The kheaders Consumer this one runs on."""
+        return self._sync
+
+    @property
+    def group_id(self) -> str | None:
+        """The consumer group (``group.id``) when known."""
+        return self._sync.group_id
+
+    async def close(self) -> None:
+        """Leave the group and close (at most ``CLOSE_TIMEOUT`` seconds), then the interceptors.
+
+        Idempotent; ``async for`` loops end. Records read ahead but never handed to the
+        application are dropped uncommitted. Cancelling the caller does not stop the close.
+        """
+        if self._closing is None:
+            self._closed = True
+            self._closing = self._loop.create_task(self._close())
+        await asyncio.shield(self._closing)
+
+    async def _close(self) -> None:
+        self._ahead.clear()
+        try:
+            closing = self._worker.call(self._sync.close)
+            await asyncio.wait_for(closing, CLOSE_TIMEOUT)
+        except TimeoutError:
+            _log.warning("consumer close did not finish in time; left to its thread")
+        finally:
+            self._worker.stop()
+            await wait_ended(self._worker.ended, 10 * SLICE)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        n = len(self.interceptors.interceptors)
+        return f"<kheaders.aio.AIOConsumer {state}, {n} interceptors>"

@@ -1,0 +1,190 @@
+"""AIOConsumer on the real broker: record semantics, deserialization failures, async for,
+cancellation, offsets of records read ahead, interceptors, dead letters."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from typing import Any
+
+import pytest
+from confluent_kafka import Message, TopicPartition
+
+from kheaders import (
+    DeadLetterPublisher,
+    DeserializationError,
+    Headers,
+    JsonDeserializer,
+)
+from kheaders.aio import AIOConsumer, AIOProducer
+from tests.aio.conftest import OpenConsumer, aio_threads, consumer_config, read_all
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+
+async def _produce(producer: AIOProducer, topic: str, values: list[bytes]) -> None:
+    futures = [
+        await producer.produce(topic, v, headers=[("n", b"%d" % i)]) for i, v in enumerate(values)
+    ]
+    await asyncio.gather(*futures)
+
+
+class ConsumeRecorder:
+    def __init__(self) -> None:
+        self.consumed: list[int] = []
+        self.committed: list[list[TopicPartition]] = []
+
+    def on_consume(self, messages: list[Message]) -> list[Message]:
+        self.consumed.extend(m.offset() for m in messages)
+        return messages
+
+    def on_commit(self, offsets: list[TopicPartition]) -> None:
+        self.committed.append(offsets)
+
+
+async def test_poll_and_consume_raise_deserialization_error_for_that_record_only(
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer
+) -> None:
+    await _produce(producer, topic, [b'{"a": 1}', b"{not json", b'{"a": 3}'] * 2)
+    consumer = await open_consumer(topic, value_deserializer=JsonDeserializer())
+    first = await consumer.poll(10)
+    assert first is not None
+    assert first.value() == {"a": 1}
+    assert isinstance(first.headers(), Headers)
+    assert first.headers().last_value("n") == b"0"
+    with pytest.raises(DeserializationError) as info:
+        await consumer.poll(10)
+    assert info.value.message.value() == b"{not json"
+    assert info.value.message.offset() == 1
+    third = await consumer.poll(10)
+    assert third is not None
+    assert third.value() == {"a": 3}
+    # consume(): the records before the failure, then the failure, then on: in order
+    batch = await consumer.consume(10, 10)
+    assert [m.value() for m in batch] == [{"a": 1}]
+    with pytest.raises(DeserializationError) as info:
+        await consumer.consume(10, 0.5)
+    assert info.value.message.offset() == 4
+    assert [m.value() for m in await consumer.consume(10, 10)] == [{"a": 3}]
+    assert await consumer.poll(0.3) is None
+
+
+async def test_async_for_yields_records_and_ends_when_closed(
+    producer: AIOProducer, topic: str, bootstrap: str, no_thread_left: None
+) -> None:
+    await _produce(producer, topic, [b"%d" % i for i in range(30)])
+    consumer = AIOConsumer(consumer_config(bootstrap))
+    await consumer.assign([TopicPartition(topic, 0, 0)])
+    seen: list[bytes] = []
+
+    async def iterate() -> None:
+        async for msg in consumer:
+            if msg.error() is None:
+                seen.append(msg.value())
+
+    task = asyncio.create_task(iterate())
+    while len(seen) < 30:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(0.2)  # the loop is now waiting for more
+    await consumer.close()
+    await asyncio.wait_for(task, 2)  # ended by close, without an exception
+    assert seen == [b"%d" % i for i in range(30)]
+    await consumer.close()  # idempotent
+    with pytest.raises(RuntimeError, match="closed"):
+        await consumer.poll(0)
+
+
+async def test_cancelled_poll_raises_at_once_and_the_consumer_stays_usable(
+    producer: AIOProducer, topic: str, bootstrap: str, no_thread_left: None
+) -> None:
+    consumer = AIOConsumer(consumer_config(bootstrap))
+    await consumer.assign([TopicPartition(topic, 0, 0)])
+    waiting = asyncio.create_task(consumer.poll(10))
+    await asyncio.sleep(0.3)
+    started = time.monotonic()
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert time.monotonic() - started < 0.05
+    await _produce(producer, topic, [b"after"])
+    msg = await consumer.poll(10)
+    assert msg is not None
+    assert msg.value() == b"after"
+    assert len(aio_threads()) >= 1
+    await consumer.close()
+
+
+async def test_reads_cancelled_at_random_moments_lose_and_repeat_nothing(
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer
+) -> None:
+    count = 3000
+    await _produce(producer, topic, [b"%05d" % i for i in range(count)])
+    consumer = await open_consumer(topic)
+    rng = random.Random(5)
+    got: list[bytes] = []
+    cancelled = 0
+    while len(got) < count:
+        task = asyncio.create_task(consumer.consume(rng.randrange(1, 200), 1))
+        await asyncio.sleep(rng.choice([0, 0, 0.0005, 0.002]))
+        if task.cancel():
+            cancelled += 1
+        with contextlib.suppress(asyncio.CancelledError):
+            got.extend(m.value() for m in await task if m.error() is None)
+    assert cancelled > 10
+    assert got == [b"%05d" % i for i in range(count)]
+
+
+async def test_records_read_ahead_are_not_committed(
+    producer: AIOProducer, topic: str, bootstrap: str
+) -> None:
+    await _produce(producer, topic, [b"%d" % i for i in range(50)])
+    config = consumer_config(bootstrap)
+    consumer = AIOConsumer(config)
+    await consumer.assign([TopicPartition(topic, 0, 0)])
+    async for msg in consumer:  # reads ahead in a batch of up to 500
+        if msg.offset() == 2:
+            break
+    await consumer.commit(asynchronous=False)
+    committed = await consumer.committed([TopicPartition(topic, 0)], 10)
+    assert committed[0].offset == 3  # the records handed to the application, not the batch
+    await consumer.close()
+    again = AIOConsumer(config)
+    await again.assign(committed)
+    msg = await again.poll(10)
+    assert msg is not None
+    assert msg.offset() == 3
+    await again.close()
+
+
+async def test_interceptors_see_consumes_and_commits(
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer
+) -> None:
+    await _produce(producer, topic, [b"a", b"b", b"c"])
+    recorder = ConsumeRecorder()
+    consumer = await open_consumer(topic, interceptors=[recorder])
+    await read_all(consumer, 3)
+    assert recorder.consumed == [0, 1, 2]
+    await consumer.commit(asynchronous=False)
+    assert [[(tp.topic, tp.offset) for tp in c] for c in recorder.committed] == [[(topic, 3)]]
+
+
+async def test_a_record_that_fails_goes_to_the_dead_letter_topic(
+    bootstrap: str, topic_factory: Any, open_consumer: OpenConsumer
+) -> None:
+    source = topic_factory()
+    dlt = topic_factory()
+    async with AIOProducer({"bootstrap.servers": bootstrap}) as producer:
+        await _produce(producer, source, [b'{"ok": 1}', b"{bad"])
+        dead_letters = DeadLetterPublisher(producer.wrapped, dlt)
+        consumer = await open_consumer(source, value_deserializer=JsonDeserializer())
+        assert (await consumer.poll(10)).value() == {"ok": 1}  # type: ignore[union-attr]
+        with pytest.raises(DeserializationError) as info:
+            await consumer.poll(10)
+        dead_letters.publish(info.value)
+        assert await producer.flush(10) == 0
+    dead = await read_all(await open_consumer(dlt), 1)
+    assert dead[0].value() == b"{bad"
+    assert dead[0].headers().last_value("n") == b"1"  # the original headers, then the DLT ones
+    assert dead[0].headers().last_value("kheaders.dlt.original.offset") == b"1"

@@ -1,0 +1,225 @@
+"""The fault-proxy test of the sync clients, for the async ones: through cuts, stalls, delays and
+a blackout longer than ``message.timeout.ms``, every record acknowledged is consumed byte for
+byte, and every other record is reported failed, exactly once (to its future and to
+``on_acknowledgement``). The proxy, the ledger and the interceptors are the sync test's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+from opentelemetry.sdk.trace import TracerProvider
+
+from interceptors.client_id import ClientIdInterceptor
+from interceptors.logging import LoggingInterceptor
+from interceptors.tracing import TracingProducerInterceptor
+from kheaders import Headers
+from kheaders.aio import AIOConsumer, AIOProducer
+from kheaders.broker import EmbeddedBroker, create_topic, wait_for_broker
+from tests.faults.ledger import Ledger, record_digest
+from tests.faults.proxy import FaultProxy, proxied_broker
+from tests.faults.test_faults_proxy import (
+    MESSAGE_TIMEOUT_MS,
+    PARTITIONS,
+    RATE,
+    SEED,
+    AckLedger,
+    CountingLogger,
+    _headers,
+)
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+RECORDS = 30_000  # the sync test's 100,000 is not needed to cross the same faults
+BLACKOUT_AT = 24_000
+BLACKOUT_RECORDS = 1_500
+
+
+@pytest.fixture
+def proxied_process() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
+    with proxied_broker(seed=SEED, own_process=True) as pair:
+        yield pair
+
+
+class _Consumer:
+    """Consumes with commits after processing; restarts from committed offsets once."""
+
+    def __init__(self, bootstrap: str, topic: str, ledger: Ledger, restart_after: int) -> None:
+        self.bootstrap, self.topic, self.ledger = bootstrap, topic, ledger
+        self.restart_after = restart_after
+        self.done = asyncio.Event()
+        self.commit_failures = 0
+        self.restarts = 0
+        self.sample: Headers | None = None
+
+    async def _open(self) -> AIOConsumer:
+        consumer = AIOConsumer(
+            {
+                "bootstrap.servers": self.bootstrap,
+                "group.id": f"g-{self.topic}",
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "reconnect.backoff.max.ms": 500,
+                "log_level": 0,
+            }
+        )
+        wanted = [TopicPartition(self.topic, p) for p in range(PARTITIONS)]
+        deadline = asyncio.get_running_loop().time() + 60
+        while True:  # the proxy may cut this request too: retry until offsets are known
+            try:
+                committed = await consumer.committed(wanted, timeout=5)
+                break
+            except KafkaException:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+        for tp in committed:
+            if tp.offset < 0:
+                tp.offset = 0
+        await consumer.assign(committed)
+        return consumer
+
+    async def run(self) -> None:
+        consumer = await self._open()
+        processed = 0
+        while not self.done.is_set():
+            batch = await consumer.consume(2000, 0.2)
+            for msg in batch:
+                if msg.error() is None:
+                    self.ledger.consume(record_digest(msg.key(), msg.value(), msg.headers()))
+                    self.sample = msg.headers()
+            processed += len(batch)
+            if batch:
+                try:
+                    await consumer.commit(asynchronous=False)
+                except KafkaException:
+                    self.commit_failures += 1  # the next commit covers it
+            if not self.restarts and processed >= self.restart_after:
+                await consumer.close()
+                self.restarts += 1
+                consumer = await self._open()
+        await consumer.close()
+
+
+async def test_async_clients_lose_no_acknowledged_record_through_faults(
+    proxied_process: tuple[EmbeddedBroker, FaultProxy],
+) -> None:
+    broker, proxy = proxied_process
+    topic = create_topic(broker.bootstrap, "aio-faults", partitions=PARTITIONS)
+    ledger = Ledger()
+    acks = AckLedger(ledger)
+    produce_log = CountingLogger()
+    provider = TracerProvider()
+    outcomes: Counter[bytes] = Counter()  # futures resolved, per record
+
+    def new_producer() -> AIOProducer:
+        return AIOProducer(
+            {
+                "bootstrap.servers": proxy.address,
+                "client.id": "aio-faults-producer",
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                "message.timeout.ms": MESSAGE_TIMEOUT_MS,
+                "reconnect.backoff.max.ms": 500,
+                "log_level": 0,
+            },
+            interceptors=[
+                TracingProducerInterceptor("propagate", tracer_provider=provider),
+                ClientIdInterceptor("aio-faults-producer", app_name="faults"),
+                LoggingInterceptor("info", logger=produce_log),
+                acks,
+            ],
+        )
+
+    state: dict[str, Any] = {"producer": new_producer(), "fenced": False}
+    replaced = 0
+    chain_errors: Counter[str] = Counter()
+
+    def settled(key: bytes, fut: asyncio.Future[Message]) -> None:
+        outcomes[key] += 1
+        exc = fut.exception()
+        err = exc.args[0] if isinstance(exc, KafkaException) else exc
+        ledger.report(key, err)
+        if isinstance(err, KafkaError) and (
+            err.code() == KafkaError.PRODUCER_FENCED or err.fatal()
+        ):
+            state["fenced"] = True
+
+    async def send(i: int, rng: random.Random) -> None:
+        nonlocal replaced
+        if state["fenced"]:  # the embedded broker fences an idempotent producer after timeouts
+            old: AIOProducer = state["producer"]
+            assert await old.close(MESSAGE_TIMEOUT_MS / 1000 * 3) == 0
+            chain_errors.update(old.interceptors.errors)
+            state["producer"], state["fenced"] = new_producer(), False
+            replaced += 1
+        key = b"r%06d" % i
+        value = rng.randbytes(rng.randrange(8, 64))
+        fut = await state["producer"].produce(topic, value, key, headers=_headers(i, rng))
+        fut.add_done_callback(lambda f, key=key: settled(key, f))
+
+    consumer = _Consumer(proxy.address, topic, ledger, restart_after=RECORDS // 3)
+    consuming = asyncio.create_task(consumer.run())
+    proxy.start_chaos(interval_ms=(150, 450), max_faults=25, max_stall_ms=400)
+    loop = asyncio.get_running_loop()
+    rng = random.Random(SEED)
+    with provider.get_tracer("faults").start_as_current_span("produce-all"):
+        start = loop.time()
+        i = 0
+        while i < RECORDS:
+            if i == BLACKOUT_AT:  # longer than message.timeout.ms: these records must fail
+                proxy.refuse(True)
+                proxy.cut()
+                for j in range(i, i + BLACKOUT_RECORDS):
+                    await send(j, rng)
+                await asyncio.sleep(MESSAGE_TIMEOUT_MS / 1000 + 0.7)
+                proxy.refuse(False)
+                i += BLACKOUT_RECORDS
+                start = loop.time() - i / RATE
+                continue
+            await send(i, rng)
+            i += 1
+            if i % 500 == 0:
+                await asyncio.sleep(max(i / RATE - (loop.time() - start), 0))
+    producer: AIOProducer = state["producer"]
+    left = await producer.close(MESSAGE_TIMEOUT_MS / 1000 * 3)
+    chain_errors.update(producer.interceptors.errors)
+    proxy.stop_chaos()
+    assert left == 0, f"{left} records still queued after flush"
+    deadline = loop.time() + 60
+    while ledger.acked_consumed() < len(ledger.acked) and loop.time() < deadline:
+        await asyncio.sleep(0.1)
+    consumer.done.set()
+    await asyncio.wait_for(consuming, 30)
+    summary = ledger.summary()
+    stats = proxy.stats
+    print(
+        f"\naio faults: {stats.cuts} cuts, {stats.stalls} stalls, {stats.delays} delays,"
+        f" {stats.refused} refused; consumer: {consumer.restarts} restart,"
+        f" {consumer.commit_failures} failed commits\n{summary}"
+        f"\nfailures: {dict(ledger.failure_kinds())}; producers replaced: {replaced}"
+    )
+    ledger.check()
+    assert summary["sent"] == RECORDS
+    assert set(outcomes) == set(ledger.sent)
+    assert max(outcomes.values()) == 1
+    assert set(acks.acks) == set(ledger.sent)
+    assert max(acks.acks.values()) == 1
+    assert set(acks.ack_errors) == set(ledger.failed)
+    assert acks.queue_full == 0  # the async producer never surfaces BufferError
+    assert summary["reported_failed"] >= BLACKOUT_RECORDS // 2  # the blackout was felt
+    # Progress, not a quota: on the embedded broker an idempotent producer whose records time
+    # out is fenced, and how many records that costs depends on the machine's load.
+    assert summary["acknowledged"] >= RECORDS // 10
+    assert stats.cuts >= 2
+    assert not any(chain_errors.values())
+    assert produce_log.events["kafka.send"] == RECORDS
+    assert consumer.sample is not None
+    assert consumer.sample.last_value("client.id") == b"aio-faults-producer"
+    assert consumer.sample.last_value("traceparent") is not None
+    wait_for_broker(broker.bootstrap, 5)
