@@ -74,8 +74,7 @@ def spark_reads(bootstrap: str, topic: str, records: int) -> dict[str, Callable[
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
     from pyspark.sql import SparkSession
 
-    from kheaders.spark import register
-    from kheaders.spark._session import prepare_local_spark
+    from kheaders.spark import prepare_local_spark, register
 
     prepare_local_spark("local[2]")
     spark = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeAlias
 
 from confluent_kafka import Message
@@ -180,7 +180,7 @@ class MetricsConsumerInterceptor:
         if self._bridge is not None:
             self._bridge.close()
 
-    def process(self, msg: AnyMessage) -> Any:
+    def process(self, msg: AnyMessage) -> AbstractContextManager[None]:
         """:func:`process_metrics` for ``msg`` with this consumer's group and server."""
         extra = {k: v for k, v in self._base.items() if k != CONSUMER_GROUP}
         group = self._base.get(CONSUMER_GROUP)

@@ -11,13 +11,22 @@ A deserializer failure never loses a record nor stops the consumer:
   moved past it); the next ``poll()`` returns the next record.
 * ``consume()`` returns the batch's good records and keeps the failures; the next ``poll()``
   or ``consume()`` raises them, one per call and in order, before fetching more. When no
-  record of a batch was good, the first failure is raised at once.
+  record of a batch was good, the first failure is raised at once. Failures still kept when
+  the consumer closes are raised by ``close()`` (HeldFailuresError, an ExceptionGroup of
+  them), so none is lost in a clean shutdown.
+
+With ``enable.auto.commit`` (librdkafka's default), offsets are committed for every record
+librdkafka handed over, a kept failure included, as for a failure ``poll()`` raised: the
+failure reaches the application (by the next call or by ``close()``), but a process that dies
+between the two loses it, as it loses the batch's unprocessed records. For at-least-once,
+turn auto-commit off and commit after handling each record or failure.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any
 
 import confluent_kafka
@@ -27,15 +36,12 @@ from kheaders import _telemetry
 from kheaders._client.chain import CONSUMER_HOOKS, InterceptorChain
 from kheaders._client.config import _close_quietly, resolve
 from kheaders._client.wrapping import ClientWrapper
-from kheaders._errors import DeserializationError
-from kheaders._log import get_logger
+from kheaders._errors import DeserializationError, held_failures
 from kheaders._model.headers import received
 from kheaders._model.received import HEADER_FAILURES, call_headers, unreadable_headers
 
 CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
 """librdkafka's ``on_commit`` config callback: ``(err, partitions)``."""
-
-_log = get_logger("kheaders.consumer")
 
 _EMPTY = received([])
 
@@ -57,6 +63,16 @@ def _commit_callback(chain: InterceptorChain, user: CommitCallback | None) -> Co
 def _unreadable_headers(msg: Message, exc: BaseException) -> DeserializationError:
     """The model's error for unreadable headers; the record keeps empty read-only Headers."""
     return unreadable_headers(msg, exc, _EMPTY)
+
+
+RebalanceCallback = Callable[[Any, list[TopicPartition]], object]
+"""confluent-kafka's ``on_assign``/``on_revoke``/``on_lost``: ``(consumer, partitions)``."""
+
+
+def _rebalance(
+    consumer: Consumer, callback: RebalanceCallback, _raw: object, partitions: list[TopicPartition]
+) -> None:
+    callback(consumer, partitions)
 
 
 def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
@@ -297,9 +313,19 @@ class Consumer(ClientWrapper):
         """Store offsets for the next (auto) commit, as confluent-kafka does."""
         self._consumer.store_offsets(*args, **kwargs)
 
-    def subscribe(self, topics: list[str], *args: Any, **kwargs: Any) -> None:
-        """Subscribe to ``topics`` (confluent-kafka's arguments: on_assign, on_revoke, ...)."""
-        self._consumer.subscribe(topics, *args, **kwargs)
+    def subscribe(
+        self,
+        topics: list[str],
+        on_assign: RebalanceCallback | None = None,
+        on_revoke: RebalanceCallback | None = None,
+        on_lost: RebalanceCallback | None = None,
+    ) -> None:
+        """Subscribe to ``topics``; ``on_assign(consumer, partitions)`` and the other
+        rebalance callbacks get this consumer, as confluent-kafka passes the one in hand.
+        """
+        given = {"on_assign": on_assign, "on_revoke": on_revoke, "on_lost": on_lost}
+        callbacks = {name: partial(_rebalance, self, cb) for name, cb in given.items() if cb}
+        self._consumer.subscribe(topics, **callbacks)
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         """Assign partitions directly (no group join)."""
@@ -325,25 +351,21 @@ class Consumer(ClientWrapper):
     def close(self) -> None:
         """Close the consumer (leaving its group), then the interceptors; twice is a no-op.
 
-        Deserialization failures kept from the last ``consume()`` and never raised are logged.
+        Raises HeldFailuresError (an ExceptionGroup of DeserializationError, each carrying its
+        raw record) once closed, when failures kept from the last ``consume()`` were never
+        raised: they are surfaced, never dropped (see the module doc for auto-commit).
         """
         if self._closed:
             return
         self._closed = True
-        for exc in self._pending:
-            msg = exc.message
-            _log.warning(
-                "deserialization failure not raised before close",
-                topic=msg.topic(),
-                partition=msg.partition(),
-                offset=msg.offset(),
-                error=str(exc),
-            )
+        held = list(self._pending)
         self._pending.clear()
         try:
             self._consumer.close()
         finally:
             self._chain.close()
+        if held:
+            raise held_failures(held)
 
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)

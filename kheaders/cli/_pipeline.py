@@ -49,10 +49,11 @@ def run(args: argparse.Namespace) -> int:
             return 0
         print(_MISSING, file=sys.stderr)
         return 2
-    from kheaders.spark._pipeline import _parser, main
+    from kheaders.spark._pipeline_cli import main
+    from kheaders.spark._pipeline_cli import parser as job_parser
 
     if not argv or {"-h", "--help"} & set(argv):
-        parser = _parser()
+        parser = job_parser()
         parser.prog = "kheaders pipeline"
         parser.print_help()
         return 0 if argv else 2

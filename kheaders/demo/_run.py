@@ -154,8 +154,8 @@ def run_spark(bootstrap: str, topics: DemoTopics, report: AuditReport, out: Text
     """
     from pyspark.sql import SparkSession
 
+    from kheaders.spark import prepare_local_spark
     from kheaders.spark._pipeline import format_report, read_topic, run_pipeline, trace_report
-    from kheaders.spark._session import prepare_local_spark
 
     prepare_local_spark("local[2]")
     create_topic(bootstrap, topics.compacted, partitions=1)

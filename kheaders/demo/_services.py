@@ -26,6 +26,7 @@ from kheaders import (
     Consumer,
     DeadLetterPublisher,
     DeserializationError,
+    HeldFailuresError,
     JsonDeserializer,
     JsonSerializer,
     Producer,
@@ -327,7 +328,12 @@ def read_topics(
                     records.append(msg)
                     last_seen = time.monotonic()
     finally:
-        consumer.close()
+        try:
+            consumer.close()
+        except HeldFailuresError as held:  # kept by consume() until close: kept, with none
+            records.extend(
+                f.message for f in held.exceptions if isinstance(f, DeserializationError)
+            )
     return records
 
 

@@ -13,8 +13,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from kheaders.spark._arrow import HEADERS_TYPE, arrow_schema, kafka_schema
+from kheaders.spark._cluster import check_workers
 from kheaders.spark._compact import compact
-from kheaders.spark._errors import DataLossError, DeliveryError
+from kheaders.spark._errors import (
+    DataLossError,
+    DeliveryError,
+    TopicNotFoundError,
+    WorkerSetupError,
+)
 from kheaders.spark._functions import (
     header_last,
     header_long,
@@ -27,15 +33,17 @@ from kheaders.spark._functions import (
     trace_id,
     with_header,
 )
+from kheaders.spark._options import DEFAULT_PARTITIONER
 from kheaders.spark._session import prepare_local_spark
 from kheaders.spark._source import (
     KafkaDataSource,
     kafka_connector_available,
     kafka_reader,
+    kafka_writer,
     read_kafka,
     register,
 )
-from kheaders.spark._writer import DEFAULT_PARTITIONER
+from kheaders.spark._sql import register_functions
 
 __all__ = [
     "DEFAULT_PARTITIONER",
@@ -43,7 +51,10 @@ __all__ = [
     "DataLossError",
     "DeliveryError",
     "KafkaDataSource",
+    "TopicNotFoundError",
+    "WorkerSetupError",
     "arrow_schema",
+    "check_workers",
     "compact",
     "header_last",
     "header_long",
@@ -54,10 +65,12 @@ __all__ = [
     "kafka_connector_available",
     "kafka_reader",
     "kafka_schema",
+    "kafka_writer",
     "parent_span_id",
     "prepare_local_spark",
     "read_kafka",
     "register",
+    "register_functions",
     "set_header",
     "trace_id",
     "with_header",

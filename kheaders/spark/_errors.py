@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kheaders._errors import KHeadersError
+from kheaders._errors import ConfigurationError, KHeadersError
 
 
 class DataLossError(KHeadersError, RuntimeError):
@@ -11,3 +11,11 @@ class DataLossError(KHeadersError, RuntimeError):
 
 class DeliveryError(KHeadersError, RuntimeError):
     """A write task could not deliver every record to Kafka; the task (and query) fails."""
+
+
+class TopicNotFoundError(ConfigurationError):
+    """A topic (or partition) the read names does not exist; the message names it."""
+
+
+class WorkerSetupError(KHeadersError, RuntimeError):
+    """Spark's Python workers cannot import kheaders (or confluent-kafka, pyarrow)."""

@@ -7,19 +7,34 @@ import math
 import re
 import time
 from collections.abc import Iterable, Mapping
+from typing import Any
 
-from confluent_kafka import Consumer, KafkaException, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from pyspark.sql.datasource import InputPartition
 
-from kheaders._errors import ConfigurationError
-from kheaders.spark._errors import DataLossError
-from kheaders.spark._options import EARLIEST, LATEST, OffsetSpec, SourceOptions, parse_assign
+from kheaders._errors import BrokerUnavailableError, ConfigurationError
+from kheaders.spark._clientlog import ClientLog, client_conf
+from kheaders.spark._errors import DataLossError, TopicNotFoundError
+from kheaders.spark._options import (
+    API_TIMEOUT,
+    EARLIEST,
+    LATEST,
+    OffsetSpec,
+    SourceOptions,
+    parse_assign,
+)
 
 TP = tuple[str, int]
 Offsets = dict[TP, int]
 
-_TIMEOUT_S = 30.0
 _PROBE_S = 5.0
+# librdkafka's answers when no broker could be reached in time.
+_UNREACHABLE = (
+    KafkaError._TRANSPORT,
+    KafkaError._TIMED_OUT,
+    KafkaError._ALL_BROKERS_DOWN,
+    KafkaError._RESOLVE,
+)
 
 
 class OffsetRange(InputPartition):
@@ -55,11 +70,14 @@ class OffsetReader:
     def __init__(self, options: SourceOptions) -> None:
         self._options = options
         self._consumer: Consumer | None = None
+        self._clientlog = ClientLog("driver")
+        self._timeout_s = options.api_timeout_ms / 1000
 
     def _client(self) -> Consumer:
         if self._consumer is None:
-            conf: dict[str, str | int | bool] = {
-                **self._options.conf,
+            conf: dict[str, object] = {
+                **client_conf(self._options.conf, "driver"),
+                "logger": self._clientlog,
                 "group.id": self._options.group_id,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "latest",
@@ -74,18 +92,66 @@ class OffsetReader:
             self._consumer.close()
             self._consumer = None
 
-    def topic_partitions(self) -> list[TP]:
+    def _unreachable(self, exc: KafkaException, doing: str) -> BrokerUnavailableError | None:
+        """The error to raise when ``exc`` says no broker answered, else None."""
+        err = exc.args[0] if exc.args and isinstance(exc.args[0], KafkaError) else None
+        if err is None or err.code() not in _UNREACHABLE:
+            return None
+        if self._consumer is not None:
+            self._consumer.poll(0)  # serves librdkafka's queued log lines to the ClientLog
+        last = self._clientlog.last_error
+        return BrokerUnavailableError(
+            f"Kafka at bootstrap servers '{self._options.conf.get('bootstrap.servers')}' did not "
+            f"answer {doing} within {self._options.api_timeout_ms} ms (option "
+            f"'kafka.{API_TIMEOUT}'): {err.str()}" + (f"; client log: {last}" if last else "")
+        )
+
+    def _metadata(self) -> object:
+        try:
+            return self._client().list_topics(timeout=self._timeout_s)
+        except KafkaException as exc:
+            unreachable = self._unreachable(exc, "a metadata request")
+            if unreachable is not None:
+                raise unreachable from exc
+            raise
+
+    def topic_partitions(self, *, strict: bool = False) -> list[TP]:
         """The partitions the subscription names now (sorted).
 
-        Raises ConfigurationError when ``subscribePattern`` is not a valid regex.
+        ``strict`` (batch reads): a ``subscribe`` topic missing from the cluster is an error,
+        as in Spark's connector; an ``assign`` partition that does not exist always is.
+        Raises TopicNotFoundError naming the topic (and partition), ConfigurationError when
+        ``subscribePattern`` is not a valid regex, BrokerUnavailableError naming the
+        bootstrap servers when no broker answers within ``kafka.default.api.timeout.ms``.
         """
         kind, value = self._options.subscription
+        metadata: Any = self._metadata()
         if kind == "assign":
-            return sorted(set(parse_assign(value)))
-        metadata = self._client().list_topics(timeout=_TIMEOUT_S)
+            assigned = sorted(set(parse_assign(value)))
+            for topic, partition in assigned:
+                info = metadata.topics.get(topic)
+                if info is None or info.error is not None:
+                    raise TopicNotFoundError(
+                        f"option 'assign': topic '{topic}' (partition {partition}) does not "
+                        "exist in the cluster"
+                    )
+                if partition not in info.partitions:
+                    raise TopicNotFoundError(
+                        f"option 'assign': partition {partition} of topic '{topic}' does not "
+                        f"exist (the topic has {len(info.partitions)} partitions)"
+                    )
+            return assigned
         if kind == "subscribe":
             wanted = {t.strip() for t in value.split(",") if t.strip()}
             topics = [t for t in metadata.topics if t in wanted]
+            missing = sorted(
+                t for t in wanted if t not in metadata.topics or metadata.topics[t].error
+            )
+            if strict and missing:
+                raise TopicNotFoundError(
+                    f"option 'subscribe': topic {', '.join(repr(t) for t in missing)} does not "
+                    "exist in the cluster"
+                )
         else:
             try:
                 pattern = re.compile(value)
@@ -112,20 +178,35 @@ class OffsetReader:
         if not tps:
             return {}
         client = self._client()
-        lows = client.offsets_for_times(
-            [TopicPartition(t, p, EARLIEST) for t, p in tps], timeout=_TIMEOUT_S
-        )
-        highs = client.offsets_for_times(
-            [TopicPartition(t, p, LATEST) for t, p in tps], timeout=_TIMEOUT_S
-        )
-        for tp in (*lows, *highs):
-            if tp.error is not None:
-                raise KafkaException(tp.error)
+        lows = self._list_offsets(client, tps, EARLIEST)
+        highs = self._list_offsets(client, tps, LATEST)
         listed = {
             (lo.topic, lo.partition): (lo.offset, hi.offset)
             for lo, hi in zip(lows, highs, strict=True)
         }
         return self._probe(client, listed)
+
+    def _list_offsets(self, client: Consumer, tps: list[TP], which: int) -> list[TopicPartition]:
+        """ListOffsets, retried ``fetchOffset.numRetries`` times ``fetchOffset.retryIntervalMs``
+        apart (as Spark's connector) unless no broker answers at all."""
+        attempts = self._options.fetch_retries + 1
+        for attempt in range(attempts):
+            try:
+                answer = client.offsets_for_times(
+                    [TopicPartition(t, p, which) for t, p in tps], timeout=self._timeout_s
+                )
+                for tp in answer:
+                    if tp.error is not None:
+                        raise KafkaException(tp.error)
+                return list(answer)
+            except KafkaException as exc:
+                unreachable = self._unreachable(exc, "an offsets request")
+                if unreachable is not None:
+                    raise unreachable from exc
+                if attempt + 1 == attempts:
+                    raise
+                time.sleep(self._options.fetch_retry_interval_ms / 1000)
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod
     def _probe(client: Consumer, listed: dict[TP, tuple[int, int]]) -> dict[TP, tuple[int, int]]:
@@ -173,6 +254,28 @@ def resolve(
     return out
 
 
+def check_batch_range(start: Offsets, end: Offsets, marks: Mapping[TP, tuple[int, int]]) -> None:
+    """Fail as Spark's connector does when a batch range cannot be read as asked.
+
+    Raises DataLossError when a starting offset is past the end of the log (the topic was
+    damaged or recreated, or the offsets belong to another cluster), ConfigurationError when
+    it is past the partition's ending offset.
+    """
+    for tp, offset in sorted(start.items()):
+        high = marks[tp][1]
+        if offset > high:
+            raise DataLossError(
+                f"startingOffsets: offset {offset} of {tp[0]}-{tp[1]} is past the end of the "
+                f"log (latest offset {high}): the Kafka topic may have been damaged or "
+                "recreated, or the offsets belong to another cluster"
+            )
+        if offset > end[tp]:
+            raise ConfigurationError(
+                f"startingOffsets: offset {offset} of {tp[0]}-{tp[1]} is after its "
+                f"endingOffsets {end[tp]}"
+            )
+
+
 def check_start(
     start: Offsets, marks: Mapping[TP, tuple[int, int]], fail_on_data_loss: bool
 ) -> Offsets:
@@ -193,11 +296,24 @@ def check_start(
     return out
 
 
-def split(ranges: list[OffsetRange], min_partitions: int | None) -> list[OffsetRange]:
-    """Drop empty ranges; split large ones so there are about ``min_partitions`` tasks."""
+def split(
+    ranges: list[OffsetRange], min_partitions: int | None, max_records: int | None = None
+) -> list[OffsetRange]:
+    """Drop empty ranges; split large ones so there are about ``min_partitions`` tasks and
+    no task reads more than ``max_records`` offsets (Spark's ``maxRecordsPerPartition``)."""
     ranges = [r for r in ranges if r.end > r.start]
-    if not min_partitions or len(ranges) >= min_partitions:
-        return ranges
+    if min_partitions and len(ranges) < min_partitions:
+        ranges = _split_to(ranges, min_partitions)
+    if max_records:
+        ranges = [
+            OffsetRange(r.topic, r.partition, a, min(a + max_records, r.end))
+            for r in ranges
+            for a in range(r.start, r.end, max_records)
+        ]
+    return ranges
+
+
+def _split_to(ranges: list[OffsetRange], min_partitions: int) -> list[OffsetRange]:
     total = sum(r.end - r.start for r in ranges)
     out: list[OffsetRange] = []
     for r in ranges:

@@ -1,29 +1,102 @@
-"""Options of the ``kheaders`` Spark source and sink, named and checked as Spark's connector."""
+"""Options of the ``kheaders`` Spark source and sink, named and checked as Spark's connector.
+
+The one home of every option: each option of Spark 4's Kafka connector is implemented here
+or refused by name; any other name gets a warning naming the closest known one.
+"""
 
 from __future__ import annotations
 
+import difflib
 import json
 import uuid
-from collections.abc import Mapping
+import warnings
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    IntegerType,
+    StringType,
+    StructField,
+    StructType,
+)
+
 from kheaders._errors import ConfigurationError
+from kheaders._settings import config_bool
+from kheaders.spark._arrow import HEADERS_TYPE
 
 EARLIEST = -2
 LATEST = -1
 
 # Settings the source controls itself; Spark's connector rejects them the same way.
 _SOURCE_CONTROLLED = ("auto.offset.reset", "enable.auto.commit")
+# Java client settings Spark's connector refuses (records are always bytes; no interceptors).
+_JAVA_ONLY = (
+    "key.deserializer",
+    "value.deserializer",
+    "key.serializer",
+    "value.serializer",
+    "interceptor.classes",
+)
+# The Java client's bound on blocking calls, as Spark users set it (kafka.default.api.timeout.ms):
+# here the bound on every driver-side metadata and offsets request (librdkafka has no such key).
+API_TIMEOUT = "default.api.timeout.ms"
+_API_TIMEOUT_MS = 30_000
 # Options of Spark's connector this source does not implement: refused, never silently ignored.
 _UNSUPPORTED = (
     "startingTimestamp",
     "endingTimestamp",
     "startingOffsetsByTimestamp",
     "endingOffsetsByTimestamp",
+    "startingOffsetsByTimestampStrategy",
     "minOffsetsPerTrigger",
     "maxTriggerDelay",
 )
 _SUBSCRIPTIONS = ("subscribe", "subscribePattern", "assign")
+# Every read option of Spark 4's Kafka connector this source implements, plus its own.
+READ_OPTIONS = (
+    *_SUBSCRIPTIONS,
+    "startingOffsets",
+    "endingOffsets",
+    "failOnDataLoss",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "maxOffsetsPerTrigger",
+    "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs",
+    "kafkaConsumer.pollTimeoutMs",
+    "groupIdPrefix",
+    "includeHeaders",
+    "kheaders.batchSize",
+)
+# The sink's options: the topic (else a ``topic`` column) and ``kafka.*``.
+WRITE_OPTIONS = ("topic",)
+# Set by Spark itself for ``load(path)``/``save(path)``; Spark's connector ignores it too.
+_SPARK_SET = ("path",)
+
+
+def check_option_names(options: Iterable[str], known: Iterable[str]) -> list[str]:
+    """Warn about every option that is neither ``kafka.*`` nor known; return their names.
+
+    The warning (a :class:`UserWarning`, also logged) names the option and the closest known
+    one, so a typo such as ``startingOffset`` does not pass silently. Case is ignored, as
+    Spark ignores it.
+    """
+    names = {n.lower(): n for n in (*known, *_UNSUPPORTED, *_SPARK_SET)}
+    unknown = []
+    for option in options:
+        low = option.lower()
+        if low.startswith("kafka.") or low in names:
+            continue
+        unknown.append(option)
+        close = difflib.get_close_matches(low, list(names), n=1, cutoff=0.6)
+        hint = f"; did you mean '{names[close[0]]}'?" if close else ""
+        message = f"unknown option '{option}' of the kheaders source/sink is ignored{hint}"
+        warnings.warn(message, UserWarning, stacklevel=3)
+    return unknown
+
 
 # An offset spec: "earliest", "latest", or per topic, per partition an offset (-2/-1 allowed).
 OffsetSpec = str | dict[str, dict[int, int]]
@@ -49,6 +122,13 @@ def kafka_config(options: Mapping[str, str], *, consumer: bool) -> dict[str, str
             conf[key[len("kafka.") :].lower()] = value
     if "bootstrap.servers" not in conf:
         raise ConfigurationError("option 'kafka.bootstrap.servers' must be specified")
+    conf.pop(API_TIMEOUT, None)  # ours (see api_timeout_ms), unknown to librdkafka
+    for name in _JAVA_ONLY:
+        if name in conf:
+            raise ConfigurationError(
+                f"Kafka option 'kafka.{name}' is not supported: keys and values are always "
+                "bytes and the client is librdkafka (no Java interceptors)"
+            )
     if consumer:
         for name in _SOURCE_CONTROLLED:
             if name in conf:
@@ -85,11 +165,29 @@ def parse_offsets(text: str | None, name: str, default: str) -> OffsetSpec:
 
 def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
     text = _get(options, name)
+    return default if text is None else config_bool(text, f"option {name!r}")
+
+
+def api_timeout_ms(options: Mapping[str, str]) -> int:
+    """``kafka.default.api.timeout.ms`` (the Java client's name, as Spark users set it), else
+    30000: how long one driver-side metadata or offsets request may take.
+
+    Raises ConfigurationError unless it is a positive integer.
+    """
+    return _positive(options, f"kafka.{API_TIMEOUT}") or _API_TIMEOUT_MS
+
+
+def _non_negative(options: Mapping[str, str], name: str, default: int) -> int:
+    text = _get(options, name)
     if text is None:
         return default
-    if text.strip().lower() in ("true", "false"):
-        return text.strip().lower() == "true"
-    raise ConfigurationError(f"option '{name}' must be 'true' or 'false', got {text!r}")
+    try:
+        value = int(text)
+    except ValueError as exc:
+        raise ConfigurationError(f"option '{name}' must be an integer >= 0: {text!r}") from exc
+    if value < 0:
+        raise ConfigurationError(f"option '{name}' must be an integer >= 0: {text!r}")
+    return value
 
 
 def _positive(options: Mapping[str, str], name: str) -> int | None:
@@ -119,6 +217,10 @@ class SourceOptions:
     min_partitions: int | None
     poll_timeout_ms: int
     batch_size: int
+    max_records_per_partition: int | None = None
+    api_timeout_ms: int = _API_TIMEOUT_MS
+    fetch_retries: int = 3
+    fetch_retry_interval_ms: int = 10
     group_id: str = field(default_factory=lambda: f"kheaders-spark-{uuid.uuid4()}")
 
 
@@ -128,6 +230,7 @@ def source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOpti
     Raises ConfigurationError naming the option at fault (also when not exactly one of
     subscribe/subscribePattern/assign is given).
     """
+    check_option_names(options.keys(), READ_OPTIONS)
     conf = kafka_config(options, consumer=True)
     for name in _UNSUPPORTED:
         if _get(options, name) is not None:
@@ -157,7 +260,7 @@ def source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOpti
         raise ConfigurationError("option 'endingOffsets' is not supported in streaming queries")
     ending = parse_offsets(ending_text, "endingOffsets", "latest")
     if not streaming:
-        _check_batch_bounds(starting, ending)
+        check_batch_bounds(starting, ending)
     poll_timeout = _positive(options, "kafkaConsumer.pollTimeoutMs") or 120_000
     return SourceOptions(
         conf=conf,
@@ -170,12 +273,17 @@ def source_options(options: Mapping[str, str], *, streaming: bool) -> SourceOpti
         min_partitions=_positive(options, "minPartitions"),
         poll_timeout_ms=poll_timeout,
         batch_size=_positive(options, "kheaders.batchSize") or 5000,
+        max_records_per_partition=_positive(options, "maxRecordsPerPartition"),
+        api_timeout_ms=api_timeout_ms(options),
+        fetch_retries=_non_negative(options, "fetchOffset.numRetries", 3),
+        fetch_retry_interval_ms=_non_negative(options, "fetchOffset.retryIntervalMs", 10),
         group_id=conf.get("group.id")
         or f"{_get(options, 'groupIdPrefix') or 'kheaders-spark'}-{uuid.uuid4()}",
     )
 
 
-def _check_batch_bounds(starting: OffsetSpec, ending: OffsetSpec) -> None:
+def check_batch_bounds(starting: OffsetSpec, ending: OffsetSpec) -> None:
+    """Raises ConfigurationError for bounds a batch read cannot have (start at latest, ...)."""
     if starting == "latest":
         raise ConfigurationError("startingOffsets 'latest' is not valid for batch queries")
     if ending == "earliest":
@@ -202,3 +310,65 @@ def parse_assign(text: str) -> list[tuple[str, int]]:
         raise ConfigurationError(
             f"option 'assign' must be JSON like {{\"topic\": [0, 1]}}, got {text!r}"
         ) from exc
+
+
+# --- the sink ----------------------------------------------------------------------------
+
+# Java's default partitioner hashes keys with murmur2; librdkafka's own default does not.
+DEFAULT_PARTITIONER = "murmur2_random"
+_TEXT_OR_BYTES = (StringType(), BinaryType())
+
+
+@dataclass(frozen=True)
+class SinkOptions:
+    """The parsed write options (picklable: they travel to the executors)."""
+
+    conf: dict[str, str]
+    topic: str | None
+    columns: tuple[str, ...]
+    flush_timeout_s: float
+
+
+def sink_options(options: Mapping[str, str], schema: StructType) -> SinkOptions:
+    """Check the options and the DataFrame's columns as Spark's Kafka sink does.
+
+    Raises ConfigurationError naming the column or option at fault.
+    """
+    check_option_names(options.keys(), WRITE_OPTIONS)
+    conf = kafka_config(options, consumer=False)
+    conf.setdefault("partitioner", DEFAULT_PARTITIONER)
+    topic = _get(options, "topic")
+    types = {f.name.lower(): f.dataType for f in schema.fields}
+    if "value" not in types:
+        raise ConfigurationError("a Kafka write needs a 'value' column (binary or string)")
+    checks: dict[str, tuple[DataType, ...]] = {
+        "value": _TEXT_OR_BYTES,
+        "key": _TEXT_OR_BYTES,
+        "topic": (StringType(),),
+        "partition": (IntegerType(),),
+        "headers": (HEADERS_TYPE,),
+    }
+    for name, allowed in checks.items():
+        if name in types and _strip_nullability(types[name]) not in allowed:
+            raise ConfigurationError(
+                f"column '{name}' must be of type {' or '.join(t.simpleString() for t in allowed)}"
+                f", not {types[name].simpleString()}"
+            )
+    if topic is None and "topic" not in types:
+        raise ConfigurationError("a Kafka write needs the 'topic' option or a 'topic' column")
+    timeout_ms = int(conf.get("message.timeout.ms", conf.get("delivery.timeout.ms", 300_000)))
+    return SinkOptions(
+        conf=conf,
+        topic=topic,
+        columns=tuple(n for n in checks if n in types),
+        flush_timeout_s=timeout_ms / 1000 + 30,
+    )
+
+
+def _strip_nullability(dt: DataType) -> DataType:
+    """The type with every field and element nullable (a literal array may say not null)."""
+    if isinstance(dt, ArrayType):
+        return ArrayType(_strip_nullability(dt.elementType), containsNull=True)
+    if isinstance(dt, StructType):
+        return StructType([StructField(f.name, _strip_nullability(f.dataType)) for f in dt.fields])
+    return dt

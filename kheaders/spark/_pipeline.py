@@ -8,20 +8,19 @@ of ``python -m kheaders.spark.pipeline`` and ``spark-submit kheaders/spark/pipel
 
 from __future__ import annotations
 
-import argparse
-import sys
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as sf
 
-from kheaders._errors import KHeadersError
 from kheaders.spark._compact import compact
 from kheaders.spark._functions import header_text, trace_id
-from kheaders.spark._session import prepare_local_spark
 
 CLIENT_ID_HEADER = "client.id"
+MAX_TRACES = 20
+"""Traces a run brings to the driver by default (the report's first ones by time)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +52,8 @@ class PipelineResult:
     output_topic: str | None
     parquet: str | None
     traces: tuple[TraceRow, ...]
+    trace_count: int = 0
+    """How many traces the records hold; ``traces`` has at most ``max_traces`` of them."""
 
 
 def trace_report(records: DataFrame) -> DataFrame:
@@ -129,16 +130,30 @@ def run_pipeline(
     output_topic: str | None = None,
     parquet: str | None = None,
     kafka_options: Mapping[str, str] | None = None,
+    max_traces: int | None = MAX_TRACES,
+    keys_in_one_partition: bool = False,
+    progress: Callable[[str], None] | None = None,
 ) -> PipelineResult:
     """Read ``topic``, compact it by ``strategy``, write the state, return counts and traces.
 
     The state (the winner of every key, tombstone winners removed) goes to ``output_topic``
     (key, value and the winner's headers; partitioned by key like Java's producer) and/or
-    to a Parquet directory ``parquet`` (all source columns, overwritten).
+    to a Parquet directory ``parquet`` (all source columns, overwritten). ``kafka_options``
+    are librdkafka settings (security, ...) without the ``kafka.`` prefix, for the read and
+    the write. Only the first ``max_traces`` traces (``None``: all) come to the driver;
+    ``trace_count`` tells how many there are. ``progress`` is called with a line per step.
+    ``keys_in_one_partition`` picks compact()'s single-stage plan.
 
     Raises ConfigurationError for bad compaction settings; Spark and delivery errors
     propagate (the write fails rather than losing a record).
     """
+    started = time.monotonic()
+
+    def step(text: str) -> None:
+        if progress is not None:
+            progress(f"[{time.monotonic() - started:6.1f}s] {text}")
+
+    step(f"reading {topic} ({starting_offsets} .. {ending_offsets})")
     records = read_topic(
         spark,
         bootstrap,
@@ -149,9 +164,19 @@ def run_pipeline(
     )
     records = records.persist()
     try:
-        latest = compact(records, strategy, header, encoding, keep_tombstones=True).persist()
+        input_records = records.count()
+        step(f"read {input_records} records; compacting by the {strategy} strategy")
+        latest = compact(
+            records,
+            strategy,
+            header,
+            encoding,
+            keep_tombstones=True,
+            keys_in_one_partition=keys_in_one_partition,
+        ).persist()
         state = latest.where(sf.col("value").isNotNull())
         if output_topic is not None:
+            step(f"writing the state to topic {output_topic}")
             writer = state.select("key", "value", "headers").write.format("kheaders")
             for name, value in (kafka_options or {}).items():
                 writer = writer.option(f"kafka.{name}", value)
@@ -159,11 +184,16 @@ def run_pipeline(
                 "append"
             ).save()
         if parquet is not None:
+            step(f"writing the state to parquet {parquet}")
             state.write.mode("overwrite").parquet(parquet)
+        step("counting keys and building the trace report")
         counts = latest.agg(
             sf.count(sf.lit(1)).alias("keys"),
             sf.count("value").alias("state"),
         ).first()
+        report = trace_report(records).persist()
+        trace_count = report.count()
+        shown = report if max_traces is None else report.limit(max_traces)
         traces = tuple(
             TraceRow(
                 r["trace_id"],
@@ -173,12 +203,15 @@ def run_pipeline(
                 r["last_ms"],
                 tuple(r["hop_latencies_ms"]),
             )
-            for r in trace_report(records).collect()
+            for r in shown.collect()
         )
+        report.unpersist()
+        latest.unpersist()
         keys = int(counts["keys"]) if counts else 0
         state_records = int(counts["state"]) if counts else 0
+        step("done")
         return PipelineResult(
-            input_records=records.count(),
+            input_records=input_records,
             keyless_records=records.where(sf.col("key").isNull()).count(),
             keys=keys,
             state_records=state_records,
@@ -186,6 +219,7 @@ def run_pipeline(
             output_topic=output_topic,
             parquet=parquet,
             traces=traces,
+            trace_count=trace_count,
         )
     finally:
         records.unpersist()
@@ -202,7 +236,9 @@ def format_report(result: PipelineResult) -> str:
         lines.append(f"state written to topic {result.output_topic}")
     if result.parquet:
         lines.append(f"state written to parquet {result.parquet}")
-    lines.append(f"traces: {len(result.traces)}")
+    shown = len(result.traces)
+    more = f" (showing the first {shown})" if shown < result.trace_count else ""
+    lines.append(f"traces: {result.trace_count}{more}")
     for t in result.traces:
         gaps = ", ".join(f"{g} ms" for g in t.hop_latencies_ms) or "-"
         lines.append(
@@ -210,54 +246,3 @@ def format_report(result: PipelineResult) -> str:
             f"  latency={t.latency_ms} ms  between hops: {gaps}"
         )
     return "\n".join(lines)
-
-
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m kheaders.spark.pipeline",
-        description="Compact a Kafka topic by KIP-280 in Spark and report its traces.",
-    )
-    p.add_argument("--bootstrap", required=True, help="bootstrap servers, host:port[,...]")
-    p.add_argument("--topic", required=True, help="the topic to read")
-    p.add_argument("--starting-offsets", default="earliest", help="earliest or offsets JSON")
-    p.add_argument("--ending-offsets", default="latest", help="latest or offsets JSON")
-    p.add_argument("--strategy", default="offset", help="offset, timestamp or header")
-    p.add_argument("--header", default=None, help="version header key (header strategy)")
-    p.add_argument("--encoding", default="long", help="version encoding: long or varlong")
-    p.add_argument("--output-topic", default=None, help="write the compacted state here")
-    p.add_argument("--parquet", default=None, metavar="PATH", help="write the state as Parquet")
-    p.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
-    return p
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the pipeline from the command line; print the report; 0 on success, 1 on failure."""
-    args = _parser().parse_args(argv)
-    prepare_local_spark(args.master)
-    spark = (
-        SparkSession.builder.master(args.master)
-        .appName("kheaders-pipeline")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
-    try:
-        result = run_pipeline(
-            spark,
-            bootstrap=args.bootstrap,
-            topic=args.topic,
-            strategy=args.strategy,
-            header=args.header,
-            encoding=args.encoding,
-            starting_offsets=args.starting_offsets,
-            ending_offsets=args.ending_offsets,
-            output_topic=args.output_topic,
-            parquet=args.parquet,
-        )
-    except (KHeadersError, ValueError) as exc:
-        print(f"pipeline failed: {exc}", file=sys.stderr)
-        return 1
-    except Exception as exc:  # Spark/py4j errors: report, never a traceback dump
-        print(f"pipeline failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
-    print(format_report(result))
-    return 0

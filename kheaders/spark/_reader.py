@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Iterator
 
 import pyarrow as pa
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
+from kheaders._log import get_logger
 from kheaders.spark._arrow import BatchBuilder
+from kheaders.spark._clientlog import client_conf
 from kheaders.spark._errors import DataLossError
 from kheaders.spark._offsets import OffsetRange
 from kheaders.spark._options import SourceOptions
 
-_log = logging.getLogger(__name__)
+_log = get_logger("kheaders.spark.source")
 _POLL_S = 0.5
 _CHECK_AFTER_S = 2.0
 
@@ -22,7 +23,7 @@ _CHECK_AFTER_S = 2.0
 def _consumer(options: SourceOptions) -> Consumer:
     return Consumer(
         {
-            **options.conf,
+            **client_conf(options.conf, "task"),
             "group.id": options.group_id,
             "enable.auto.commit": False,
             "auto.offset.reset": "error",
@@ -104,7 +105,12 @@ def _on_error(
         return _check_log(consumer, options, r, next_offset, out_of_range=True)
     if err.fatal():
         raise KafkaException(err)
-    _log.warning("reading %s-%s: %s (retrying)", r.topic, r.partition, err)
+    _log.warning(
+        "kheaders source: read error, retrying",
+        topic=r.topic,
+        partition=r.partition,
+        error=str(err),
+    )
     return None
 
 
@@ -125,7 +131,9 @@ def _check_log(
     fetched = consumer.get_watermark_offsets(tp, cached=True)[1]
     if fetched < 0 and not out_of_range:
         return None  # no fetch answer yet: nothing to judge by (pollTimeoutMs bounds the wait)
-    low, high = consumer.get_watermark_offsets(tp, timeout=30, cached=False)
+    low, high = consumer.get_watermark_offsets(
+        tp, timeout=options.api_timeout_ms / 1000, cached=False
+    )
     high = max(high, fetched)
     if low <= next_offset < high and not out_of_range:
         return None
@@ -136,7 +144,7 @@ def _check_log(
     )
     if options.fail_on_data_loss:
         raise DataLossError(message + "; set failOnDataLoss=false to skip them")
-    _log.warning("%s; skipping them (failOnDataLoss=false)", message)
+    _log.warning("kheaders source: skipping lost offsets (failOnDataLoss=false)", detail=message)
     if lost_to >= r.end:
         return r.end
     consumer.assign([TopicPartition(r.topic, r.partition, lost_to)])

@@ -22,13 +22,16 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from kheaders._settings import config_bool
 from kheaders.spark._arrow import kafka_schema
+from kheaders.spark._cluster import check_workers
 from kheaders.spark._errors import DataLossError
 from kheaders.spark._offsets import (
     TP,
     OffsetRange,
     OffsetReader,
     Offsets,
+    check_batch_range,
     check_start,
     from_json,
     rate_limit,
@@ -36,13 +39,13 @@ from kheaders.spark._offsets import (
     split,
     to_json,
 )
-from kheaders.spark._options import SourceOptions, source_options
+from kheaders.spark._options import SourceOptions, sink_options, source_options
 from kheaders.spark._reader import read_range
-from kheaders.spark._writer import KafkaBatchWriter, KafkaStreamWriter, sink_options
+from kheaders.spark._writer import KafkaBatchWriter, KafkaStreamWriter
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrameReader, SparkSession
-    from pyspark.sql.streaming.readwriter import DataStreamReader
+    from pyspark.sql import DataFrame, DataFrameReader, DataFrameWriter, SparkSession
+    from pyspark.sql.streaming.readwriter import DataStreamReader, DataStreamWriter
 
 SOURCE_NAME = "kheaders"
 _OffsetJson = dict[str, dict[str, int]]
@@ -56,7 +59,7 @@ class KafkaDataSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> StructType:
-        include = str(self.options.get("includeHeaders", "false")).strip().lower() == "true"
+        include = config_bool(self.options.get("includeHeaders", False), "option 'includeHeaders'")
         return kafka_schema(include)
 
     def reader(self, schema: StructType) -> DataSourceReader:
@@ -74,7 +77,7 @@ class KafkaDataSource(DataSource):
 
 def _ranges(start: Offsets, end: Offsets, options: SourceOptions) -> list[InputPartition]:
     ranges = [OffsetRange(t, p, s, end[(t, p)]) for (t, p), s in sorted(start.items())]
-    return list(split(ranges, options.min_partitions))
+    return list(split(ranges, options.min_partitions, options.max_records_per_partition))
 
 
 def _read(options: SourceOptions, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -90,20 +93,23 @@ class KafkaBatchReader(DataSourceReader):
         self._options = options
 
     def partitions(self) -> Sequence[InputPartition]:
-        """One OffsetRange per partition (split by minPartitions); empty ranges dropped.
+        """One OffsetRange per partition (split by minPartitions and maxRecordsPerPartition);
+        empty ranges dropped.
 
-        Raises DataLossError (failOnDataLoss) when a starting offset is below the log start.
+        Raises TopicNotFoundError for a subscribed topic or assigned partition that does not
+        exist, DataLossError when a starting offset is past the end of the log or (with
+        failOnDataLoss) below its start, BrokerUnavailableError when no broker answers.
         """
         opts = self._options
         reader = OffsetReader(opts)
         try:
-            marks = reader.watermarks(reader.topic_partitions())
+            marks = reader.watermarks(reader.topic_partitions(strict=True))
         finally:
             reader.close()
-        start = check_start(
-            resolve(opts.starting, marks, "startingOffsets"), marks, opts.fail_on_data_loss
-        )
+        start = resolve(opts.starting, marks, "startingOffsets")
         end = resolve(opts.ending, marks, "endingOffsets")
+        check_batch_range(start, end, marks)
+        start = check_start(start, marks, opts.fail_on_data_loss)
         end = {tp: min(e, marks[tp][1]) for tp, e in end.items()}
         return _ranges(start, end, opts)
 
@@ -206,8 +212,15 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._reader = None
 
 
-def register(spark: SparkSession) -> None:
-    """Register the ``kheaders`` data source with ``spark`` (idempotent)."""
+def register(spark: SparkSession, *, check: bool = True) -> None:
+    """Register the ``kheaders`` data source with ``spark`` (idempotent).
+
+    With ``check`` (once per application) a tiny task first makes sure Spark's Python
+    workers can import kheaders, confluent-kafka and pyarrow. Raises WorkerSetupError,
+    saying how to ship them (docs/spark-cluster.md), when they cannot.
+    """
+    if check:
+        check_workers(spark)
     spark.dataSource.register(KafkaDataSource)
 
 
@@ -259,3 +272,25 @@ def read_kafka(
     if streaming:
         return kafka_reader(spark, streaming=True).options(**options)
     return kafka_reader(spark).options(**options)
+
+
+@overload
+def kafka_writer(df: DataFrame, *, streaming: Literal[False] = False) -> DataFrameWriter: ...
+@overload
+def kafka_writer(df: DataFrame, *, streaming: Literal[True]) -> DataStreamWriter: ...
+def kafka_writer(df: DataFrame, *, streaming: bool = False) -> DataFrameWriter | DataStreamWriter:
+    """``df.write`` (or ``writeStream``) to Kafka: format ``kafka`` when Spark's connector is
+    installed, else ``kheaders``; a batch writer has save mode ``append`` set.
+
+    Spark refuses every Python data source the default save mode ``ErrorIfExists``
+    (``UNSUPPORTED_DATA_SOURCE_SAVE_MODE``) before the source is asked, so
+    ``df.write.format("kheaders").save()`` needs ``.mode("append")``; this does it for you.
+    Spark's own Kafka sink treats ``append`` like its default.
+    """
+    spark = df.sparkSession
+    name = "kafka" if kafka_connector_available(spark) else SOURCE_NAME
+    if name == SOURCE_NAME:
+        register(spark)
+    if streaming:
+        return df.writeStream.format(name)
+    return df.write.format(name).mode("append")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,70 +14,14 @@ from pyspark.sql.datasource import (
     DataSourceStreamArrowWriter,
     WriterCommitMessage,
 )
-from pyspark.sql.types import (
-    ArrayType,
-    BinaryType,
-    DataType,
-    IntegerType,
-    StringType,
-    StructField,
-    StructType,
-)
 
 from kheaders._errors import ConfigurationError
-from kheaders.spark._arrow import HEADERS_TYPE
+from kheaders._log import get_logger
+from kheaders.spark._clientlog import client_conf
 from kheaders.spark._errors import DeliveryError
-from kheaders.spark._options import kafka_config
+from kheaders.spark._options import SinkOptions
 
-_log = logging.getLogger(__name__)
-# Java's default partitioner hashes keys with murmur2; librdkafka's own default does not.
-DEFAULT_PARTITIONER = "murmur2_random"
-_TEXT_OR_BYTES = (StringType(), BinaryType())
-
-
-@dataclass(frozen=True)
-class SinkOptions:
-    """The parsed write options (picklable: they travel to the executors)."""
-
-    conf: dict[str, str]
-    topic: str | None
-    columns: tuple[str, ...]
-    flush_timeout_s: float
-
-
-def sink_options(options: Mapping[str, str], schema: StructType) -> SinkOptions:
-    """Check the options and the DataFrame's columns as Spark's Kafka sink does.
-
-    Raises ConfigurationError naming the column or option at fault.
-    """
-    conf = kafka_config(options, consumer=False)
-    conf.setdefault("partitioner", DEFAULT_PARTITIONER)
-    topic = options.get("topic")
-    types = {f.name.lower(): f.dataType for f in schema.fields}
-    if "value" not in types:
-        raise ConfigurationError("a Kafka write needs a 'value' column (binary or string)")
-    checks: dict[str, tuple[DataType, ...]] = {
-        "value": _TEXT_OR_BYTES,
-        "key": _TEXT_OR_BYTES,
-        "topic": (StringType(),),
-        "partition": (IntegerType(),),
-        "headers": (HEADERS_TYPE,),
-    }
-    for name, allowed in checks.items():
-        if name in types and _strip_nullability(types[name]) not in allowed:
-            raise ConfigurationError(
-                f"column '{name}' must be of type {' or '.join(t.simpleString() for t in allowed)}"
-                f", not {types[name].simpleString()}"
-            )
-    if topic is None and "topic" not in types:
-        raise ConfigurationError("a Kafka write needs the 'topic' option or a 'topic' column")
-    timeout_ms = int(conf.get("message.timeout.ms", conf.get("delivery.timeout.ms", 300_000)))
-    return SinkOptions(
-        conf=conf,
-        topic=topic,
-        columns=tuple(n for n in checks if n in types),
-        flush_timeout_s=timeout_ms / 1000 + 30,
-    )
+_log = get_logger("kheaders.spark.sink")
 
 
 @dataclass
@@ -102,15 +45,6 @@ class _Delivery:
             self.error = f"{msg.topic()}-{msg.partition()}: {err}"
 
 
-def _strip_nullability(dt: DataType) -> DataType:
-    """The type with every field and element nullable (a literal array may say not null)."""
-    if isinstance(dt, ArrayType):
-        return ArrayType(_strip_nullability(dt.elementType), containsNull=True)
-    if isinstance(dt, StructType):
-        return StructType([StructField(f.name, _strip_nullability(f.dataType)) for f in dt.fields])
-    return dt
-
-
 def _delivered(messages: list[WriterCommitMessage | None]) -> int:
     return sum(m.records for m in messages if isinstance(m, KafkaCommitMessage))
 
@@ -128,7 +62,7 @@ def write_batches(options: SinkOptions, batches: Iterator[pa.RecordBatch]) -> Ka
     Raises DeliveryError when any record was not acknowledged (so Spark retries the task),
     ConfigurationError for a row without a topic or with a null header key.
     """
-    producer = Producer(options.conf)
+    producer = Producer(client_conf(options.conf, "sink"))
     report = _Delivery()
     sent = 0
     for batch in batches:
@@ -187,12 +121,12 @@ class KafkaBatchWriter(DataSourceArrowWriter):
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
         """Log the records delivered (Kafka has no transaction to commit here)."""
-        _log.info("kheaders sink: %d records delivered", _delivered(messages))
+        _log.info("kheaders sink: write committed", delivered=_delivered(messages))
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Records already delivered by successful tasks stay in Kafka (at-least-once)."""
         done = _delivered(messages)
-        _log.warning("kheaders sink: write aborted; %d records were delivered already", done)
+        _log.warning("kheaders sink: write aborted", delivered_already=done)
 
 
 class KafkaStreamWriter(DataSourceStreamArrowWriter):
@@ -208,9 +142,9 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Log the records delivered in micro-batch ``batchId``."""
         done = _delivered(messages)
-        _log.info("kheaders sink: batch %d, %d records delivered", batchId, done)
+        _log.info("kheaders sink: batch committed", batch=batchId, delivered=done)
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Records already delivered stay in Kafka; the batch is replayed (at-least-once)."""
         done = _delivered(messages)
-        _log.warning("kheaders sink: batch %d aborted; %d delivered already", batchId, done)
+        _log.warning("kheaders sink: batch aborted", batch=batchId, delivered_already=done)

@@ -8,15 +8,24 @@ from __future__ import annotations
 import sys
 
 from kheaders.spark._pipeline import (
+    MAX_TRACES,
     PipelineResult,
     TraceRow,
     format_report,
-    main,
     run_pipeline,
     trace_report,
 )
+from kheaders.spark._pipeline_cli import main
 
-__all__ = ["PipelineResult", "TraceRow", "format_report", "main", "run_pipeline", "trace_report"]
+__all__ = [
+    "MAX_TRACES",
+    "PipelineResult",
+    "TraceRow",
+    "format_report",
+    "main",
+    "run_pipeline",
+    "trace_report",
+]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -43,6 +43,8 @@ def test_quick_benchmark_prints_ratios_and_writes_json_and_png(tmp_path: Path) -
         "consume",
         "memory",
         "codec:",
+        "metrics:sync",
+        "metrics:stream",
     ):
         assert group in out
     data = json.loads((tmp_path / "results.json").read_text())
@@ -54,6 +56,8 @@ def test_quick_benchmark_prints_ratios_and_writes_json_and_png(tmp_path: Path) -
         "produce-spans",
         "consume",
         "memory",
+        "metrics:sync",
+        "metrics:stream",
     } <= set(groups)
     for group in groups.values():
         baseline = next(c for c in group["contenders"] if c["name"] == group["baseline"])
@@ -61,6 +65,9 @@ def test_quick_benchmark_prints_ratios_and_writes_json_and_png(tmp_path: Path) -
         assert baseline["ratio_to_baseline"] == pytest.approx(1.0)
         for contender in group["contenders"]:
             assert contender["error"] is None, (group["name"], contender["error"])
+    for name in ("metrics:sync", "metrics:stream"):  # the SDK run counted every record sent
+        sdk = next(c for c in groups[name]["contenders"] if c["name"] == "metrics + SDK")
+        assert all(s["sent_counted"] == s["count"] for s in sdk["samples"])
     spans = groups["produce-spans"]["contenders"]
     for contender in spans:
         for sample in contender["samples"]:

@@ -65,3 +65,31 @@ def test_other_commands_still_reject_unknown_arguments() -> None:
     result = _kheaders("broker", "--no-such-option")
     assert result.returncode == 2
     assert "unrecognized arguments: --no-such-option" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (["--strategy", "headr"], "headr"),
+        (["--strategy", "header"], "--header"),
+        (["--encoding", "varint"], "varint"),
+        (["--starting-offsets", "latest"], "latest"),
+        (["--ending-offsets", "{bad"], "--ending-offsets"),
+        (["--topic", "bad topic"], "'bad topic'"),
+        (["--output-topic", "a/b"], "--output-topic"),
+        (["--master", "lokal[2]"], "lokal[2]"),
+        (["--parquet", "/no/such/dir/state"], "/no/such/dir"),
+        (["-o", "security.protocol=SSL"], "kafka.KEY=VALUE"),
+        (["-o", "kafka.no.such.setting=1"], "no.such.setting"),
+        (["-o", "kafka.auto.offset.reset=earliest"], "auto.offset.reset"),
+        (["--max-traces", "-5"], "--max-traces"),
+    ],
+)
+def test_pipeline_refuses_a_bad_argument_before_spark_starts(args: list[str], named: str) -> None:
+    pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
+    result = _kheaders("pipeline", "--bootstrap", "127.0.0.1:9", "--topic", "t", *args)
+    assert result.returncode == 2, result.stderr
+    assert "bad argument" in result.stderr
+    assert named in result.stderr
+    assert "starting Spark" not in result.stderr  # refused before the JVM was started
+    assert "log4j" not in result.stderr

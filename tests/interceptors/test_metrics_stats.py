@@ -206,3 +206,34 @@ def test_a_wrapped_client_is_bridged_when_built_with_the_bridge_config(
     assert bridge.latest.client_id == "wrapped-test"
     assert bridge.latest.client_type == "consumer"
     consumer.close()
+
+
+def test_the_async_producer_feeds_the_bridge_from_its_own_polling(
+    bootstrap: str, topic: str, meter_provider: MeterProvider, reader: InMemoryMetricReader
+) -> None:
+    import asyncio
+    import time
+
+    from kheaders.aio import AIOProducer
+
+    config = with_statistics(
+        {"bootstrap.servers": bootstrap, "client.id": "aio-stats"},
+        interval_ms=1000,
+        meter_provider=meter_provider,
+    )
+    bridge = config["stats_cb"]
+    assert isinstance(bridge, StatisticsBridge)
+
+    async def main() -> None:
+        producer = AIOProducer(config)
+        await (await producer.produce(topic, b"v"))
+        deadline = time.monotonic() + 20
+        while bridge.latest is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        await producer.close()
+
+    asyncio.run(main())
+    assert bridge.latest is not None
+    assert bridge.latest.client_id == "aio-stats"
+    queued = collect(reader)[QUEUE_MESSAGES].value(messaging__client__id="aio-stats")
+    assert queued == bridge.latest.queue_messages

@@ -13,7 +13,7 @@ pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (the s
 
 from pyspark.sql import SparkSession  # noqa: E402
 
-from kheaders.spark._session import prepare_local_spark  # noqa: E402
+from kheaders.spark import prepare_local_spark  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,10 +19,12 @@ from kheaders.spark import (
     header_varlong,
     headers_to_map,
     parent_span_id,
+    register_functions,
     set_header,
     trace_id,
     with_header,
 )
+from kheaders.spark._sql import FUNCTIONS
 from kheaders.values import LONG, TEXT, VARLONG
 from tests.support.header_function_cases import CASES
 
@@ -90,6 +92,24 @@ def spark_answers(spark: SparkSession) -> DataFrame:
     )
 
 
+def sql_answers(spark: SparkSession) -> DataFrame:
+    """The same answers through the SQL functions ``register_functions`` creates."""
+    assert register_functions(spark) == list(FUNCTIONS)
+    rows = [(i, key, case.headers) for i, case in enumerate(CASES) for key in case.keys]
+    df = spark.createDataFrame(rows, f"case int, key string, headers {HEADERS_TYPE}")
+    df.createOrReplaceTempView("kheaders_cases")
+    new = "CAST('new' AS BINARY)"
+    return spark.sql(
+        f"""SELECT case, key,
+          header_last(headers, key) AS last, header_values(headers, key) AS values,
+          header_text(headers, key) AS text, header_long(headers, key) AS long,
+          header_varlong(headers, key) AS varlong, trace_id(headers) AS trace_id,
+          parent_span_id(headers) AS span_id, headers_to_map(headers) AS map,
+          with_header(headers, key, {new}) AS added, set_header(headers, key, {new}) AS set
+        FROM kheaders_cases"""
+    )
+
+
 def _plain(row_value: object) -> object:
     if isinstance(row_value, bytearray):
         return bytes(row_value)
@@ -102,9 +122,12 @@ def _plain(row_value: object) -> object:
     return row_value
 
 
-def test_every_function_matches_kheaders_headers_on_the_shared_table(spark: SparkSession) -> None:
+@pytest.mark.parametrize("form", ["column", "sql"])
+def test_every_function_matches_kheaders_headers_on_the_shared_table(
+    spark: SparkSession, form: str
+) -> None:
     assert spark.conf.get("spark.sql.ansi.enabled") == "true"
-    result = spark_answers(spark)
+    result = spark_answers(spark) if form == "column" else sql_answers(spark)
     plan = result._jdf.queryExecution().toString()
     assert "PythonUDF" not in plan
     assert "BatchEvalPython" not in plan

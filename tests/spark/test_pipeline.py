@@ -136,13 +136,19 @@ def test_pipeline_writes_header_strategy_winners_and_reports_traces(
         (),
     )
 
-    # The command line: same run, report only; a bad strategy exits 1 naming it.
-    assert main(["--bootstrap", bootstrap, "--topic", source, "--strategy", "timestamp"]) == 0
-    printed = capsys.readouterr().out
-    assert f"{T1}  hops=3  clients=orders,billing,shipping  latency=600 ms" in printed
+    # The command line: same run, report only, kafka.* options, progress on stderr, the
+    # trace lines capped; a bad strategy exits 2 naming it.
+    argv = ["--bootstrap", bootstrap, "--topic", source, "--strategy", "timestamp"]
+    assert main([*argv, "-o", "kafka.client.id=pipeline-test", "--max-traces", "1"]) == 0
+    printed = capsys.readouterr()
+    assert f"{T1}  hops=3  clients=orders,billing,shipping  latency=600 ms" in printed.out
+    assert T2 not in printed.out
+    assert "traces: 2 (showing the first 1)" in printed.out
     assert (
         "records read: 7 (0 without key), keys: 4, state: 3, deleted (tombstone winners): 1"
-        in printed
+        in printed.out
     )
-    assert main(["--bootstrap", bootstrap, "--topic", source, "--strategy", "newest"]) == 1
+    for step in ("starting Spark", "reading", "compacting by the timestamp strategy", "done"):
+        assert step in printed.err
+    assert main([*argv[:4], "--strategy", "newest"]) == 2
     assert "newest" in capsys.readouterr().err

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
+import uuid
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,11 +20,13 @@ from confluent_kafka import (
 )
 from pyspark.sql import SparkSession
 from pyspark.sql.pandas.types import to_arrow_schema
+from pyspark.sql.types import StringType, StructField, StructType
 
-from kheaders import ConfigurationError
+from kheaders import BrokerUnavailableError, ConfigurationError
 from kheaders.spark import (
     DataLossError,
     KafkaDataSource,
+    TopicNotFoundError,
     arrow_schema,
     kafka_connector_available,
     kafka_schema,
@@ -29,8 +34,8 @@ from kheaders.spark import (
     register,
 )
 from kheaders.spark._arrow import BatchBuilder
-from kheaders.spark._offsets import OffsetRange, check_start, rate_limit, split
-from kheaders.spark._options import source_options
+from kheaders.spark._offsets import OffsetRange, OffsetReader, check_start, rate_limit, split
+from kheaders.spark._options import READ_OPTIONS, sink_options, source_options
 from kheaders.spark._reader import read_range
 from tests.spark.kafka_helpers import consume_all, produce
 
@@ -327,3 +332,154 @@ def test_transaction_markers_and_aborted_records_end_ranges_without_waiting(
     ).load()
     rows = df.select("offset", "value").collect()
     assert sorted((r.offset, r.value) for r in rows) == [(m.offset(), m.value()) for m in visible]
+
+
+# --- issue 14: strict about what does not exist, and about options -------------------------
+
+
+def test_batch_read_of_a_missing_topic_fails_naming_it(
+    spark: SparkSession, bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    present = topic_factory()
+    missing = f"no-such-topic-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(Exception, match=f"topic '{missing}' does not exist"):
+        _reader(spark, bootstrap, subscribe=f"{present},{missing}").load().collect()
+    # an empty pattern match stays empty, as in Spark
+    assert _reader(spark, bootstrap, subscribePattern=f"{missing}.*").load().count() == 0
+
+
+def test_assign_of_a_missing_topic_or_partition_names_both(
+    bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    present = topic_factory(partitions=2)
+    base = {"kafka.bootstrap.servers": bootstrap, "kafka.default.api.timeout.ms": "10000"}
+    cases = {
+        f'{{"no-such-{present}": [3]}}': rf"topic 'no-such-{present}' \(partition 3\)",
+        f'{{"{present}": [0, 5]}}': f"partition 5 of topic '{present}' does not exist",
+    }
+    for assign, message in cases.items():
+        reader = OffsetReader(source_options({**base, "assign": assign}, streaming=False))
+        try:
+            with pytest.raises(TopicNotFoundError, match=message):
+                reader.topic_partitions(strict=True)
+        finally:
+            reader.close()
+
+
+def test_unreachable_bootstrap_is_named_within_the_time_bound_and_stderr_stays_quiet(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    options = source_options(
+        {
+            "kafka.bootstrap.servers": "127.0.0.1:1",
+            "subscribe": "t",
+            "kafka.default.api.timeout.ms": "1500",
+        },
+        streaming=False,
+    )
+    reader = OffsetReader(options)
+    started = time.monotonic()
+    try:
+        with pytest.raises(BrokerUnavailableError) as caught:
+            reader.topic_partitions(strict=True)
+    finally:
+        reader.close()
+    assert time.monotonic() - started < 10
+    message = str(caught.value)
+    assert "'127.0.0.1:1'" in message
+    assert "kafka.default.api.timeout.ms" in message
+    assert "1500 ms" in message
+    assert "Connect" not in capfd.readouterr().err  # librdkafka's lines went to the logger
+
+
+def test_max_records_per_partition_splits_every_range_and_reads_each_record_once(
+    spark: SparkSession, bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    ranges = [OffsetRange("t", 0, 3, 25), OffsetRange("t", 1, 0, 4)]
+    parts = split(ranges, None, 10)
+    assert [(r.partition, r.start, r.end) for r in parts] == [
+        (0, 3, 13),
+        (0, 13, 23),
+        (0, 23, 25),
+        (1, 0, 4),
+    ]
+    assert max(r.end - r.start for r in split(ranges, 8, 3)) <= 3
+    topic = topic_factory(partitions=2)
+    produce(bootstrap, topic, [(i % 2, None, str(i).encode(), None) for i in range(50)])
+    df = _reader(spark, bootstrap, subscribe=topic, maxRecordsPerPartition="7").load()
+    assert df.rdd.getNumPartitions() == 8  # 25 offsets per partition: 7+7+7+4, twice
+    assert sorted(int(r.value) for r in df.select("value").collect()) == list(range(50))
+
+
+# Every option of Spark 4.x's Kafka connector (KafkaSourceProvider), by its documented name.
+SPARK_KAFKA_OPTIONS = (
+    "assign",
+    "subscribe",
+    "subscribePattern",
+    "startingOffsets",
+    "endingOffsets",
+    "startingOffsetsByTimestamp",
+    "endingOffsetsByTimestamp",
+    "startingTimestamp",
+    "endingTimestamp",
+    "startingOffsetsByTimestampStrategy",
+    "failOnDataLoss",
+    "minPartitions",
+    "maxRecordsPerPartition",
+    "maxOffsetsPerTrigger",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "fetchOffset.numRetries",
+    "fetchOffset.retryIntervalMs",
+    "kafkaConsumer.pollTimeoutMs",
+    "groupIdPrefix",
+    "includeHeaders",
+)
+_SAMPLE_VALUES = {
+    "assign": '{"t": [0]}',
+    "subscribePattern": "t.*",
+    "startingOffsets": "earliest",
+    "endingOffsets": "latest",
+    "failOnDataLoss": "false",
+    "includeHeaders": "true",
+    "groupIdPrefix": "p",
+}
+
+
+@pytest.mark.parametrize("name", SPARK_KAFKA_OPTIONS)
+def test_every_spark_kafka_option_is_implemented_or_refused_by_name(name: str) -> None:
+    options = {"kafka.bootstrap.servers": "127.0.0.1:1", name: _SAMPLE_VALUES.get(name, "5")}
+    if name not in ("assign", "subscribePattern"):
+        options.setdefault("subscribe", "t")
+    if name == "subscribe":
+        options["subscribe"] = "t"
+    implemented = name.lower() in {n.lower() for n in READ_OPTIONS}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a known option is never "unknown"
+        if implemented:
+            source_options(options, streaming=False)
+        else:
+            with pytest.raises(ConfigurationError, match=f"'{name}' .*not supported"):
+                source_options(options, streaming=False)
+
+
+def test_unknown_option_warns_naming_the_closest_known_one() -> None:
+    base = {"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t"}
+    with pytest.warns(UserWarning, match=r"'startingOffset'.*did you mean 'startingOffsets'"):
+        source_options({**base, "startingOffset": "earliest"}, streaming=False)
+    schema = StructType([StructField("value", StringType())])
+    with (
+        pytest.warns(UserWarning, match=r"'topik'.*did you mean 'topic'"),
+        pytest.raises(ConfigurationError, match="'topic' option"),
+    ):
+        sink_options({"kafka.bootstrap.servers": "127.0.0.1:1", "topik": "t"}, schema)
+
+
+def test_batch_starting_offsets_past_the_end_of_the_log_fail_as_in_spark(
+    spark: SparkSession, bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    topic = topic_factory()
+    produce(bootstrap, topic, [(0, None, b"x", None)] * 3)
+    df = _reader(spark, bootstrap, subscribe=topic, startingOffsets=f'{{"{topic}": {{"0": 500}}}}')
+    with pytest.raises(Exception, match=f"offset 500 of {topic}-0 is past the end of the log"):
+        df.load().collect()

@@ -9,8 +9,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import IntegerType, StringType, StructField, StructType
 
 from kheaders import ConfigurationError
-from kheaders.spark import HEADERS_TYPE, register
-from kheaders.spark._writer import sink_options
+from kheaders.spark import HEADERS_TYPE, kafka_writer, register
+from kheaders.spark._options import sink_options
 from tests.spark.kafka_helpers import consume_all
 
 pytestmark = pytest.mark.spark
@@ -124,3 +124,18 @@ def test_sink_options_check_columns_and_topic() -> None:
     assert parsed.conf["partitioner"] == "murmur2_random"
     own = sink_options({**servers, "topic": "t", "kafka.partitioner": "random"}, WRITE_SCHEMA)
     assert own.conf["partitioner"] == "random"
+
+
+def test_kafka_writer_saves_without_naming_a_mode_where_the_default_mode_cannot(
+    spark: SparkSession, bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    """Spark refuses Python sinks its default mode ErrorIfExists; kafka_writer sets append."""
+    register(spark)
+    topic = topic_factory()
+    df = spark.createDataFrame([("k", "v")], "key string, value string")
+    plain = df.write.format("kheaders").option("kafka.bootstrap.servers", bootstrap)
+    with pytest.raises(Exception, match="UNSUPPORTED_DATA_SOURCE_SAVE_MODE"):
+        plain.option("topic", topic).save()
+    kafka_writer(df).option("kafka.bootstrap.servers", bootstrap).option("topic", topic).save()
+    [message] = consume_all(bootstrap, topic, 1, expected=1)
+    assert (message.key(), message.value()) == (b"k", b"v")
