@@ -38,6 +38,7 @@ from kheaders._client.config import _close_quietly, resolve
 from kheaders._client.wrapping import ClientWrapper
 from kheaders._errors import DeserializationError, held_failures
 from kheaders._model.headers import received
+from kheaders._model.keys import check_name
 from kheaders._model.received import HEADER_FAILURES, call_headers, unreadable_headers
 
 CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
@@ -322,10 +323,13 @@ class Consumer(ClientWrapper):
     ) -> None:
         """Subscribe to ``topics``; ``on_assign(consumer, partitions)`` and the other
         rebalance callbacks get this consumer, as confluent-kafka passes the one in hand.
+
+        Raises InvalidNameError for a topic holding NUL (librdkafka would subscribe to the
+        text before it) or not encodable as UTF-8 (it would crash).
         """
         given = {"on_assign": on_assign, "on_revoke": on_revoke, "on_lost": on_lost}
         callbacks = {name: partial(_rebalance, self, cb) for name, cb in given.items() if cb}
-        self._consumer.subscribe(topics, **callbacks)
+        self._consumer.subscribe([check_name(t) for t in topics], **callbacks)
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         """Assign partitions directly (no group join)."""

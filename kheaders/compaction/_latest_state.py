@@ -18,6 +18,7 @@ from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 from kheaders._client.consumer import Consumer as KConsumer
 from kheaders._errors import BrokerUnavailableError, ConfigurationError, DeserializationError
 from kheaders._log import get_logger
+from kheaders._model.keys import check_name
 from kheaders.compaction._latest import (
     CompactionStats,
     ConsumedMessage,
@@ -55,6 +56,7 @@ class LatestState(Mapping[Key, StateEntry]):
     :meth:`start`/:meth:`stop` (a background thread; then do not poll it yourself).
 
     Raises ConfigurationError for bad compaction settings or neither consumer nor config,
+    InvalidNameError for a topic librdkafka cannot take (NUL, not UTF-8),
     BrokerUnavailableError when the topic's partitions cannot be listed.
     """
 
@@ -74,7 +76,7 @@ class LatestState(Mapping[Key, StateEntry]):
     ) -> None:
         if rules is None:
             rules = CompactionRules.create(strategy, header=header, encoding=encoding)
-        self.topic = topic
+        self.topic = check_name(topic)
         self.rules = rules
         self._table = StateTable(rules, topic)
         self._keep = keep_messages
