@@ -65,7 +65,7 @@ CHILD = textwrap.dedent(
 
     class Adds:
         def on_send(self, record):
-            record.headers._items.append((KEY, b"secret-value"))  # behind the model's back
+            list.append(record.headers, (KEY, b"secret-value"))  # behind the model's back
             return record
 
     for name, statement in json.loads(sys.argv[4]).items():
