@@ -40,6 +40,7 @@ Factory = Callable[[Env], "Group | list[Group]"]
 
 
 def _factories() -> list[tuple[str, Factory]]:
+    from bench._aio import aio_groups
     from bench._codecs import codec_groups
     from bench._consume import consume_group, memory_group, traced_consume_group
     from bench._metrics import metrics_groups
@@ -55,6 +56,7 @@ def _factories() -> list[tuple[str, Factory]]:
         ("memory", memory_group),
         ("codec", codec_groups),
         ("metrics", metrics_groups),
+        ("aio", aio_groups),
     ]
 
 
@@ -68,6 +70,7 @@ GROUP_NAMES = (
     "memory",
     "codec",
     "metrics",
+    "aio",
     "spark",
 )
 
