@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from kheaders._client.chain import CONSUMER_HOOKS, PRODUCER_HOOKS, implements
 from kheaders._errors import ConfigurationError
+from kheaders._model.keys import c_string_problem, shown
 from kheaders._model.limits import HeaderLimits
 
 INTERCEPTOR_CLASSES = "interceptor.classes"
@@ -113,8 +114,8 @@ def check_keys(
     undeclared key that looks like a misspelt declared one (librdkafka would get it).
     """
     for key in config:
-        if declared.claims(key):
-            continue
+        if not isinstance(key, str) or declared.claims(key):
+            continue  # a key that is not text is librdkafka's to refuse
         if key in elsewhere:
             if config[key] is None:
                 continue
@@ -145,6 +146,20 @@ def librdkafka_config(
     """
     declared = DeclaredKeys.of([_Keys(*KHEADERS_KEYS, NAMESPACE), *interceptors])
     return {k: v for k, v in config.items() if not declared.claims(k)}
+
+
+def check_c_strings(config: Mapping[str, object]) -> None:
+    """Refuse settings librdkafka cannot take intact: it reads names and text values as C
+    strings, so a lone surrogate crashes the interpreter (or fails an assertion) and a NUL
+    silently cuts the text.
+
+    Raises ConfigurationError naming the setting (never showing a value: it may be a secret).
+    """
+    for name, value in config.items():
+        if isinstance(name, str) and (problem := c_string_problem(name)) is not None:
+            raise ConfigurationError(f"setting {shown(name)} {problem}")
+        if isinstance(value, str) and (problem := c_string_problem(value)) is not None:
+            raise ConfigurationError(f"setting {name!r}: its value {problem}")
 
 
 def load_dotted(path: str, setting: str) -> object:
@@ -282,6 +297,7 @@ def resolve(
     Raises ConfigurationError naming the setting (and class) at fault; a setting meant for
     the other side (e.g. ``key.deserializer`` in a producer config) is an error too.
     """
+    check_c_strings(config)
     serde = (KEY_SERIALIZER, VALUE_SERIALIZER)
     deserde = (KEY_DESERIALIZER, VALUE_DESERIALIZER)
     limits = HeaderLimits.config_keys

@@ -215,6 +215,9 @@ def struct_type(cls: type[S]) -> FieldType[S]:
         raw, pos = read_compact_bytes(data, offset)
         if raw is None:
             raise DecodeError(f"null where a non-null {name} is required", offset)
-        return cls.from_bytes(raw), pos
+        try:
+            return cls.from_bytes(raw), pos
+        except DecodeError as exc:
+            raise exc.shifted(pos - len(raw)) from exc  # offsets absolute in ``data``
 
     return FieldType(name, write, read)

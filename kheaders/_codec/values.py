@@ -213,7 +213,7 @@ class BoolCodec:
             return True
         if data == b"\x00":
             return False
-        raise DecodeError(f"bool value must be one byte 00 or 01, got {bytes(data[:8]).hex()}", 0)
+        raise DecodeError(f"bool value must be one byte 00 or 01, got {len(data)} bytes", 0)
 
     def write(self, value: bool, /) -> bytes:
         """As :meth:`encode` (always one byte)."""
