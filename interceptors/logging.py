@@ -111,6 +111,7 @@ class LoggingInterceptor:
         REDACT_KEY,
         REDACT_EXTRA_KEY,
         REDACT_ALLOW_KEY,
+        REDACT_VALUES_KEY,
         CONSUME_KEY,
         HEADERS_KEY,
     )
