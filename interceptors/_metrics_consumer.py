@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, TypeAlias
 
 from confluent_kafka import Message
@@ -12,6 +12,7 @@ from opentelemetry.metrics import MeterProvider
 
 from interceptors._config import Config
 from interceptors._metrics_common import (
+    CONFIG_KEYS,
     AttrKey,
     Attrs,
     Instruments,
@@ -104,6 +105,8 @@ class MetricsConsumerInterceptor:
     """
 
     __slots__ = ("_base", "_bridge", "_counts", "_off", "_provider", "_registry")
+    config_keys = CONFIG_KEYS
+    """The client settings it reads (kheaders routes them to it, never to librdkafka)."""
 
     def __init__(self, *, meter_provider: MeterProvider | None = None) -> None:
         self._provider = meter_provider
@@ -180,7 +183,7 @@ class MetricsConsumerInterceptor:
         if self._bridge is not None:
             self._bridge.close()
 
-    def process(self, msg: AnyMessage) -> Any:
+    def process(self, msg: AnyMessage) -> AbstractContextManager[None]:
         """:func:`process_metrics` for ``msg`` with this consumer's group and server."""
         extra = {k: v for k, v in self._base.items() if k != CONSUMER_GROUP}
         group = self._base.get(CONSUMER_GROUP)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from opentelemetry import propagate, trace
@@ -9,7 +10,7 @@ from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.propagators.textmap import Getter, TextMapPropagator
-from opentelemetry.trace import SpanContext, TraceFlags, TraceState
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from kheaders import (
@@ -20,6 +21,15 @@ from kheaders import (
     extract_trace_state,
     format_tracestate,
 )
+
+MODE_KEY = "kheaders.tracing.mode"
+OVERWRITE_KEY = "kheaders.tracing.overwrite"
+MAX_PENDING_KEY = "kheaders.tracing.max.pending.spans"
+LINK_ONLY_KEY = "kheaders.tracing.link.only"
+LINK_ONLY_TOPICS_KEY = "kheaders.tracing.link.only.topics"
+CONFIG_KEYS = (MODE_KEY, OVERWRITE_KEY, MAX_PENDING_KEY, LINK_ONLY_KEY, LINK_ONLY_TOPICS_KEY)
+"""The tracing settings; both tracing interceptors declare them all, so one config can serve
+a producer and a consumer."""
 
 INSTRUMENTATION_NAME = "kheaders.interceptors"
 INSTRUMENTATION_VERSION = __version__
@@ -45,6 +55,7 @@ Attributes = dict[str, str | int]
 
 TRACEPARENT = "traceparent"
 TRACESTATE = "tracestate"
+BAGGAGE = "baggage"
 _TRACE_FIELDS = frozenset({TRACEPARENT, TRACESTATE})
 
 
@@ -130,7 +141,7 @@ def w3c_span_context(headers: Headers) -> SpanContext | None:
     tp = extract_trace_parent(headers)
     if tp is None:
         return None
-    members = extract_trace_state(headers)
+    members = extract_trace_state(headers) if TRACESTATE in headers else None
     return SpanContext(
         trace_id=tp.trace_id,
         span_id=tp.parent_id,
@@ -182,10 +193,36 @@ def extract(
     headers = message_headers(source)
     base = Context() if context is None else context
     prop = propagate.get_global_textmap() if propagator is None else propagator
+    baggage = _w3c_members(prop)
     try:
-        return prop.extract(headers, context=base, getter=STRICT_GETTER)
+        if baggage is None:
+            return prop.extract(headers, context=base, getter=STRICT_GETTER)
+        # W3C only: the trace context parsed once, here; baggage only when there is some
+        sc = w3c_span_context(headers)
+        ctx = base if sc is None else trace.set_span_in_context(NonRecordingSpan(sc), base)
+        for member in baggage if BAGGAGE in headers else ():
+            ctx = member.extract(headers, context=ctx, getter=STRICT_GETTER)
+        return ctx
     except Exception:  # a third-party propagator failing on hostile input: no parent
         return base
+
+
+@functools.lru_cache(maxsize=8)
+def _w3c_members(propagator: TextMapPropagator) -> tuple[TextMapPropagator, ...] | None:
+    """For a W3C-only propagator, its baggage propagators (maybe none); otherwise ``None``.
+
+    Then extraction gives what the propagator would (OTel's trace-context propagator builds
+    the same remote span context from the strict getter's canonical ``traceparent``), with
+    the header parsed once instead of once per getter call, and baggage read only when a
+    record has it.
+    """
+    if not is_w3c_only(propagator):
+        return None
+    if isinstance(propagator, CompositePropagator):
+        members = propagator._propagators
+    else:
+        members = [propagator]
+    return tuple(p for p in members if type(p) is W3CBaggagePropagator)
 
 
 def remote_span_context(

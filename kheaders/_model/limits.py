@@ -26,11 +26,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from kheaders import _telemetry
 from kheaders._codec.varint import varint_size
 from kheaders._errors import ConfigurationError, HeaderLimitError
 from kheaders._model.keys import KEY_SIZES, check_keys, key_size
+from kheaders._settings import config_bool
 
 MIB = 1 << 20
 _VARINT_MAX = 5
@@ -96,6 +98,11 @@ class HeaderLimits:
 
     Raises ValueError at construction for a limit below 1.
     """
+
+    config_keys: ClassVar[tuple[str, ...]] = tuple(
+        CONFIG_PREFIX + s for s in (*_SETTINGS, "enabled")
+    )
+    """The client settings these limits are read from (see :meth:`from_config`)."""
 
     max_headers: int = 1000
     max_key_bytes: int = 1024
@@ -168,8 +175,7 @@ class HeaderLimits:
         ``None`` when ``kheaders.header.limits.enabled`` is false.
         Raises ConfigurationError naming the setting at fault.
         """
-        enabled = config.get(CONFIG_PREFIX + "enabled", True)
-        if str(enabled).lower() in ("false", "0", "no", "off"):
+        if not config_bool(config.get(CONFIG_PREFIX + "enabled", True), CONFIG_PREFIX + "enabled"):
             return None
         values: dict[str, int] = {}
         for key, value in config.items():
@@ -177,7 +183,7 @@ class HeaderLimits:
                 continue
             name = _SETTINGS.get(key[len(CONFIG_PREFIX) :])
             if name is None:
-                known = ", ".join(CONFIG_PREFIX + s for s in (*_SETTINGS, "enabled"))
+                known = ", ".join(cls.config_keys)
                 raise ConfigurationError(f"unknown setting {key!r}; known: {known}")
             try:
                 number = int(str(value))

@@ -19,7 +19,8 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from kheaders._errors import DeserializationError
+from kheaders._errors import DeserializationError, InvalidNameError
+from kheaders._model.keys import check_name
 from kheaders._model.received import message_headers
 from kheaders._model.redact import Redactor, printable, render_headers, render_value
 
@@ -33,10 +34,12 @@ def register(subparsers: Any) -> None:
         help="print a topic's records with their headers (sensitive values redacted)",
         description=(
             "Consume TOPIC and print each record: partition, offset, timestamp, key, value and"
-            " headers, as text where they are printable UTF-8 and as 0x-hex otherwise. Values of"
-            " sensitive headers (authorization, cookie, *token*, *secret*, *password*, *key*) are"
-            " shown as <redacted>. Reads every partition by assign() (no consumer group) unless"
-            " --group is given."
+            " headers, as text where they are printable UTF-8 and as 0x-hex otherwise (header"
+            " keys and topics with control characters escaped). Values of sensitive headers"
+            " (authorization, cookie, *token*, *secret*, *password*, *credential*, *apikey*,"
+            " *key) and credential-shaped values (JWTs, Bearer/Basic credentials, token"
+            " prefixes) are shown as <redacted>. Reads every partition by assign() (no consumer"
+            " group) unless --group is given."
         ),
     )
     parser.add_argument("topic", metavar="TOPIC", help="the topic to read")
@@ -108,6 +111,11 @@ def run(args: argparse.Namespace) -> int:
     bootstrap = args.bootstrap or os.environ.get("KHEADERS_BOOTSTRAP", "").strip()
     if not bootstrap:
         print("kheaders tail: pass --bootstrap or set KHEADERS_BOOTSTRAP", file=sys.stderr)
+        return 2
+    try:
+        check_name(args.topic)  # argv may hold undecodable bytes (as lone surrogates)
+    except InvalidNameError as exc:
+        print(f"kheaders tail: {printable(str(exc))}", file=sys.stderr)
         return 2
     redactor = Redactor(extra=tuple(args.redact_key), enabled=not args.no_redact)
     try:

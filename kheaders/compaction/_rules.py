@@ -55,8 +55,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import ClassVar, Final, Literal, TypeAlias
 
+from kheaders._codec.fixed import INT64
 from kheaders._codec.varint import read_varlong, write_varlong
 from kheaders._errors import ConfigurationError, DecodeError
 from kheaders._log import get_logger
@@ -68,6 +69,8 @@ Encoding: TypeAlias = Literal["long", "varlong"]
 STRATEGY_CONFIG: Final = "compaction.strategy"
 HEADER_CONFIG: Final = "compaction.strategy.header"
 ENCODING_CONFIG: Final = "compaction.strategy.header.encoding"
+
+CONFIG_KEYS: Final[tuple[str, ...]] = (STRATEGY_CONFIG, HEADER_CONFIG, ENCODING_CONFIG)
 
 STRATEGIES: Final[tuple[Strategy, ...]] = ("offset", "timestamp", "header")
 ENCODINGS: Final[tuple[Encoding, ...]] = ("long", "varlong")
@@ -93,7 +96,7 @@ def decode_long(value: bytes | None) -> int | None:
     """
     if value is None or len(value) != 8:
         return None
-    return int.from_bytes(value, "big", signed=True)
+    return INT64.unpack(value)
 
 
 def decode_varlong(value: bytes | None) -> int | None:
@@ -122,8 +125,8 @@ def encode_version(version: int, encoding: Encoding = "long") -> bytes:
     """
     if encoding == "long":
         try:
-            return version.to_bytes(8, "big", signed=True)
-        except OverflowError as exc:
+            return INT64.write(version)
+        except ValueError as exc:
             raise ValueError(f"version {version} is outside the signed 64-bit range") from exc
     if encoding == "varlong":
         return write_varlong(version)
@@ -176,6 +179,9 @@ class CompactionRules:
     >>> rules.wins((v, 10, 0, 4), (None, 99, 0, 9))
     True
     """
+
+    config_keys: ClassVar[tuple[str, ...]] = CONFIG_KEYS
+    """The client settings :meth:`from_config` reads."""
 
     strategy: Strategy = "offset"
     header: str | None = None

@@ -24,7 +24,17 @@ def test_quick_benchmark_prints_ratios_and_writes_json_and_png(tmp_path: Path) -
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--no-spark", "--out", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--quick",
+            "--no-spark",
+            "--out",
+            str(tmp_path),
+            "--compare",
+            str(ROOT / "bench" / "latest.json"),
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -36,13 +46,17 @@ def test_quick_benchmark_prints_ratios_and_writes_json_and_png(tmp_path: Path) -
     out = done.stdout
     assert "ratio" in out
     assert "targets:" in out
+    assert "change against the run of" in out  # --compare printed the change
     for group in (
         "produce-plain",
         "produce-traced",
         "produce-spans",
         "consume",
+        "consume-traced",
         "memory",
         "codec:",
+        "metrics:sync",
+        "metrics:stream",
     ):
         assert group in out
     data = json.loads((tmp_path / "results.json").read_text())
@@ -54,6 +68,8 @@ def test_quick_benchmark_prints_ratios_and_writes_json_and_png(tmp_path: Path) -
         "produce-spans",
         "consume",
         "memory",
+        "metrics:sync",
+        "metrics:stream",
     } <= set(groups)
     for group in groups.values():
         baseline = next(c for c in group["contenders"] if c["name"] == group["baseline"])
@@ -61,6 +77,9 @@ def test_quick_benchmark_prints_ratios_and_writes_json_and_png(tmp_path: Path) -
         assert baseline["ratio_to_baseline"] == pytest.approx(1.0)
         for contender in group["contenders"]:
             assert contender["error"] is None, (group["name"], contender["error"])
+    for name in ("metrics:sync", "metrics:stream"):  # the SDK run counted every record sent
+        sdk = next(c for c in groups[name]["contenders"] if c["name"] == "metrics + SDK")
+        assert all(s["sent_counted"] == s["count"] for s in sdk["samples"])
     spans = groups["produce-spans"]["contenders"]
     for contender in spans:
         for sample in contender["samples"]:
