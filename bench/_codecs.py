@@ -241,7 +241,7 @@ def _group(
                 "" if kh else "unavailable: kheaders.wire is not in this checkout yet",
             ),
         ],
-        targets=[Target(f"6. {name} faster than kio", "kheaders", "kio", ">=", 1.0)],
+        targets=[Target(f"5. {name} faster than kio", "kheaders", "kio", ">=", 1.0)],
         count=n,
         unit="MB/s",
         warmup=max(n // 10, 1000),

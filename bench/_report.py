@@ -144,6 +144,8 @@ def table(results: list[GroupResult]) -> str:
             extra = c.extra()
             if "gc_us" in extra:
                 notes = (notes + f" gc={extra['gc_us']:.2f}µs/item").strip()
+            if "cpu_us" in extra:
+                notes = (notes + f" cpu={extra['cpu_us']:.1f}µs/item").strip()
             if "spans" in extra:
                 notes = (notes + f" spans={extra['spans']:,.0f}").strip()
             if "baseline_mb" in extra:

@@ -40,8 +40,9 @@ Factory = Callable[[Env], "Group | list[Group]"]
 
 
 def _factories() -> list[tuple[str, Factory]]:
+    from bench._aio import aio_groups
     from bench._codecs import codec_groups
-    from bench._consume import consume_group, memory_group
+    from bench._consume import consume_group, memory_group, traced_consume_group
     from bench._metrics import metrics_groups
     from bench._produce import plain_group, produce_group, spans_group, traced_group
 
@@ -51,9 +52,11 @@ def _factories() -> list[tuple[str, Factory]]:
         ("produce-traced", traced_group),
         ("produce-spans", spans_group),
         ("consume", consume_group),
+        ("consume-traced", traced_consume_group),
         ("memory", memory_group),
         ("codec", codec_groups),
         ("metrics", metrics_groups),
+        ("aio", aio_groups),
     ]
 
 
@@ -63,9 +66,11 @@ GROUP_NAMES = (
     "produce-traced",
     "produce-spans",
     "consume",
+    "consume-traced",
     "memory",
     "codec",
     "metrics",
+    "aio",
     "spark",
 )
 
@@ -222,11 +227,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--no-spark", action="store_true", help="skip the Spark benchmarks (bench/spark_*.py)"
     )
     parser.add_argument(
+        "--compare",
+        type=Path,
+        default=None,
+        metavar="RESULTS.json",
+        help="afterwards, print the change against an earlier run (e.g. bench/latest.json)",
+    )
+    parser.add_argument(
         "--gc-freeze",
         action="store_true",
         help="gc.freeze() the process's objects before each group (GC sensitivity check)",
     )
     args = parser.parse_args(argv)
+    if args.compare is not None and not args.compare.is_file():
+        parser.error(f"--compare: no such file {args.compare}")
     if args.only:
         args.only = [o.strip() for item in args.only for o in item.split(",") if o.strip()]
         unknown = [o for o in args.only if o.split(":")[0] not in GROUP_NAMES]
@@ -315,6 +329,11 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "results.md").write_text(markdown(data), encoding="utf-8")
     chart(png_path, results, subtitle)
     print(f"\nwrote {json_path} and {png_path} ({data['duration_s']} s)")
+    if args.compare is not None:
+        from bench.compare import compare, load
+
+        print()
+        print(compare(load(args.compare), data))
     errors = [f"{gr.group.name}/{c.name}" for gr in results for c in gr.contenders if c.error]
     if errors:
         print(f"errors in: {', '.join(errors)}", file=sys.stderr)

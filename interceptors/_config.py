@@ -4,31 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kheaders import ConfigurationError
+from kheaders import ConfigurationError, config_bool
 
 Config = Mapping[str, object]
 """A client configuration as interceptors receive it in ``configure``."""
 
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off"})
-
 
 def get_bool(config: Config, key: str, default: bool) -> bool:
-    """``config[key]`` as a bool (``true/false/1/0/yes/no/on/off``), else ``default``.
+    """``config[key]`` as a bool (:func:`kheaders.config_bool`'s spellings), else ``default``.
 
     Raises ConfigurationError naming ``key`` for any other value.
     """
     value = config.get(key)
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ConfigurationError(f"{key}: expected true or false, got {value!r}")
+    return default if value is None else config_bool(value, key)
 
 
 def get_int(config: Config, key: str, default: int, minimum: int = 0) -> int:

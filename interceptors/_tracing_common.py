@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 from opentelemetry import propagate, trace
@@ -9,7 +10,7 @@ from opentelemetry.baggage.propagation import W3CBaggagePropagator
 from opentelemetry.context import Context
 from opentelemetry.propagators.composite import CompositePropagator
 from opentelemetry.propagators.textmap import Getter, TextMapPropagator
-from opentelemetry.trace import SpanContext, TraceFlags, TraceState
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 from kheaders import (
@@ -45,6 +46,7 @@ Attributes = dict[str, str | int]
 
 TRACEPARENT = "traceparent"
 TRACESTATE = "tracestate"
+BAGGAGE = "baggage"
 _TRACE_FIELDS = frozenset({TRACEPARENT, TRACESTATE})
 
 
@@ -130,7 +132,7 @@ def w3c_span_context(headers: Headers) -> SpanContext | None:
     tp = extract_trace_parent(headers)
     if tp is None:
         return None
-    members = extract_trace_state(headers)
+    members = extract_trace_state(headers) if TRACESTATE in headers else None
     return SpanContext(
         trace_id=tp.trace_id,
         span_id=tp.parent_id,
@@ -182,10 +184,36 @@ def extract(
     headers = message_headers(source)
     base = Context() if context is None else context
     prop = propagate.get_global_textmap() if propagator is None else propagator
+    baggage = _w3c_members(prop)
     try:
-        return prop.extract(headers, context=base, getter=STRICT_GETTER)
+        if baggage is None:
+            return prop.extract(headers, context=base, getter=STRICT_GETTER)
+        # W3C only: the trace context parsed once, here; baggage only when there is some
+        sc = w3c_span_context(headers)
+        ctx = base if sc is None else trace.set_span_in_context(NonRecordingSpan(sc), base)
+        for member in baggage if BAGGAGE in headers else ():
+            ctx = member.extract(headers, context=ctx, getter=STRICT_GETTER)
+        return ctx
     except Exception:  # a third-party propagator failing on hostile input: no parent
         return base
+
+
+@functools.lru_cache(maxsize=8)
+def _w3c_members(propagator: TextMapPropagator) -> tuple[TextMapPropagator, ...] | None:
+    """For a W3C-only propagator, its baggage propagators (maybe none); otherwise ``None``.
+
+    Then extraction gives what the propagator would (OTel's trace-context propagator builds
+    the same remote span context from the strict getter's canonical ``traceparent``), with
+    the header parsed once instead of once per getter call, and baggage read only when a
+    record has it.
+    """
+    if not is_w3c_only(propagator):
+        return None
+    if isinstance(propagator, CompositePropagator):
+        members = propagator._propagators
+    else:
+        members = [propagator]
+    return tuple(p for p in members if type(p) is W3CBaggagePropagator)
 
 
 def remote_span_context(

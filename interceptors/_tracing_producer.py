@@ -45,6 +45,8 @@ _MAX_TOPICS = 1024
 _NO_ACK = "kheaders.no_acknowledgement"
 _TRACE_FIELDS = frozenset({TRACEPARENT, TRACESTATE})
 _NO_LINKS: tuple[Link, ...] = ()
+_PARTITION_TEXT = {p: str(p) for p in range(256)}
+"""``messaging.destination.partition.id`` is a string: the usual ones made once."""
 
 _PropState = tuple[TextMapPropagator, frozenset[str], bool]
 _CtxCache = tuple[Context, TextMapPropagator, tuple[Header, ...], tuple[Header, ...]]
@@ -86,6 +88,7 @@ class TracingProducerInterceptor:
         "_mode",
         "_overwrite",
         "_pending",
+        "_pending_headers",
         "_prop_state",
         "_propagator",
         "_provider",
@@ -121,7 +124,11 @@ class TracingProducerInterceptor:
         self._prop_state: _PropState | None = None
         self._ctx_cache: _CtxCache | None = None
         self._ts_cache: tuple[TraceState, bytes] | None = None
-        self._pending: dict[int, tuple[Headers, Span]] = {}
+        # span mode, keyed by id(headers): the span, and the headers (kept alive so their id
+        # stays unique until acknowledged). Two dicts rather than one of pairs: no tuple per
+        # record in flight for the garbage collector to traverse.
+        self._pending: dict[int, Span] = {}
+        self._pending_headers: dict[int, Headers] = {}
 
     @property
     def mode(self) -> str:
@@ -165,9 +172,11 @@ class TracingProducerInterceptor:
         return cache
 
     def _topic(self, topic: str) -> tuple[str, Attributes]:
-        found = self._attrs.get(topic)
-        if found is not None:
-            return found
+        """The span name and the attributes every send span to ``topic`` starts with (cached).
+
+        The SDK copies the attributes it is given, so a record adding none (no key, no
+        partition) passes this dict as it is.
+        """
         attrs: Attributes = {
             MESSAGING_SYSTEM: "kafka",
             OPERATION_NAME: "send",
@@ -209,15 +218,17 @@ class TracingProducerInterceptor:
 
     def _send_span(self, record: ProducerRecord, headers: Headers) -> None:
         creation = w3c_span_context(headers) if headers and not self._overwrite else None
-        name, attrs = self._topic(record.topic)
+        topic = record.topic
+        found = self._attrs.get(topic)
+        name, attrs = found if found is not None else self._topic(topic)
         key = record.key
-        if key is not None or record.partition is not None:
-            attrs = dict(attrs)
-            text = key if type(key) is str else key_text(key)
+        partition = record.partition
+        if key is not None:
+            text = key_text(key)
             if text is not None:
-                attrs[MESSAGE_KEY] = text
-            if record.partition is not None and record.partition >= 0:
-                attrs[PARTITION_ID] = str(record.partition)
+                attrs = {**attrs, MESSAGE_KEY: text}
+        if partition is not None and partition >= 0:
+            attrs = {**attrs, PARTITION_ID: _PARTITION_TEXT.get(partition) or str(partition)}
         parent = otel_context.get_current()
         span = self._tracer.start_span(
             name,
@@ -247,7 +258,9 @@ class TracingProducerInterceptor:
                 ctx = trace.set_span_in_context(span, parent)
                 replace_fields(headers, fields, inject_pairs(prop, ctx))
         pending = self._pending
-        pending[id(headers)] = (headers, span)
+        key = id(headers)
+        pending[key] = span
+        self._pending_headers[key] = headers
         if len(pending) > self._max_pending:
             self._evict_oldest()
 
@@ -256,9 +269,10 @@ class TracingProducerInterceptor:
             oldest = next(iter(self._pending))
         except (StopIteration, RuntimeError):  # emptied or changed by another thread
             return
-        entry = self._pending.pop(oldest, None)
-        if entry is not None:
-            _end_unacknowledged(entry[1])
+        span = self._pending.pop(oldest, None)
+        self._pending_headers.pop(oldest, None)
+        if span is not None:
+            _end_unacknowledged(span)
 
     @property
     def on_acknowledgement(self) -> Callable[[RecordMetadata, object, Headers], None]:
@@ -275,29 +289,29 @@ class TracingProducerInterceptor:
         self, metadata: RecordMetadata, error: BaseException | object | None, headers: Headers
     ) -> None:
         """End the record's send span (span mode): partition, offset, error status."""
-        entry = self._pending.pop(id(headers), None)
-        if entry is None:
+        key = id(headers)
+        span = self._pending.pop(key, None)
+        if span is None:
             return
-        span = entry[1]
-        if entry[0] is not headers:  # a stale entry whose headers object is gone
+        if self._pending_headers.pop(key, None) is not headers:  # stale: its headers are gone
             _end_unacknowledged(span)
             return
-        attrs: Attributes = {}
-        if metadata.partition >= 0:
-            attrs[PARTITION_ID] = str(metadata.partition)
+        # one by one: a dict would go through the SDK's Sequence and Mapping ABC checks
+        partition = metadata.partition
+        if partition >= 0:
+            span.set_attribute(PARTITION_ID, _PARTITION_TEXT.get(partition) or str(partition))
         if metadata.offset >= 0:
-            attrs[OFFSET] = metadata.offset
+            span.set_attribute(OFFSET, metadata.offset)
         if error is not None:
-            attrs[ERROR_TYPE] = _error_type(error)
+            span.set_attribute(ERROR_TYPE, _error_type(error))
             span.set_status(Status(StatusCode.ERROR, str(error)))
-        if attrs:
-            span.set_attributes(attrs)
         span.end()
 
     def close(self) -> None:
         """End the spans still awaiting acknowledgement (as not acknowledged)."""
         pending, self._pending = self._pending, {}
-        for _, span in pending.values():
+        self._pending_headers = {}
+        for span in pending.values():
             _end_unacknowledged(span)
         self._ctx_cache = None
 

@@ -12,11 +12,14 @@ text cut to ``key_limit`` characters, ``trace_id`` from the record's ``tracepare
                           (``consume="batch"``)
 - ``kafka.commit``        with ``offsets`` as ``[topic, partition, offset]`` triples
 
-Redaction (see :mod:`kheaders._model.redact`): ``authorization``, ``cookie`` and keys containing
-``token``, ``secret``, ``password`` or ``key`` are shown as ``<redacted>``. Config keys:
-``kheaders.logging.level`` (debug|info|warning|error, default info),
+Redaction (see :mod:`kheaders._model.redact`): values of sensitive keys (``authorization``,
+``cookie``, keys containing ``token``, ``secret``, ``password``, ``credential``, ``apikey``...,
+or ending in ``key``) and credential-shaped values under any key (JWTs, ``Bearer``/``Basic``
+credentials, well-known token prefixes) are shown as ``<redacted>``; header keys are escaped.
+Config keys: ``kheaders.logging.level`` (debug|info|warning|error, default info),
 ``kheaders.logging.redact`` (bool, default true), ``kheaders.logging.redact.extra`` and
-``kheaders.logging.redact.allow`` (comma-separated keys), ``kheaders.logging.consume``
+``kheaders.logging.redact.allow`` (comma-separated keys), ``kheaders.logging.redact.values``
+(bool, default true: detect credential-shaped values), ``kheaders.logging.consume``
 (record|batch), ``kheaders.logging.headers`` (bool: include headers, default true).
 
 When the logger does not log at the chosen level (structlog's filtering bound logger),
@@ -51,6 +54,7 @@ LEVEL_KEY = "kheaders.logging.level"
 REDACT_KEY = "kheaders.logging.redact"
 REDACT_EXTRA_KEY = "kheaders.logging.redact.extra"
 REDACT_ALLOW_KEY = "kheaders.logging.redact.allow"
+REDACT_VALUES_KEY = "kheaders.logging.redact.values"
 CONSUME_KEY = "kheaders.logging.consume"
 HEADERS_KEY = "kheaders.logging.headers"
 
@@ -143,6 +147,7 @@ class LoggingInterceptor:
                     allow if allow is not None else get_list(config, REDACT_ALLOW_KEY) or ()
                 ),
                 enabled=enabled,
+                values=get_bool(config, REDACT_VALUES_KEY, True),
             )
         self._consume = consume or get_choice(config, CONSUME_KEY, "record", ("record", "batch"))
         self._headers = get_bool(config, HEADERS_KEY, True) if include is None else include

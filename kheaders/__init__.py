@@ -24,6 +24,7 @@ from kheaders._errors import (
     DecodeError,
     DeserializationError,
     HeaderLimitError,
+    HeldFailuresError,
     InvalidNameError,
     KHeadersError,
     ReadOnlyHeadersError,
@@ -68,6 +69,7 @@ from kheaders._serde.json import (
     media_type,
 )
 from kheaders._serde.protocols import Deserializer, Serializer
+from kheaders._settings import config_bool
 
 __version__ = "0.1.0"
 
@@ -102,6 +104,7 @@ __all__ = [
     "HeaderTypes",
     "HeaderValue",
     "Headers",
+    "HeldFailuresError",
     "IntegerDeserializer",
     "IntegerSerializer",
     "InterceptorChain",
@@ -130,6 +133,7 @@ __all__ = [
     "TraceParent",
     "ValueCodec",
     "__version__",
+    "config_bool",
     "dead_letter_headers",
     "extract_trace_parent",
     "extract_trace_state",

@@ -9,6 +9,7 @@ KHeadersError
 ├── ConfigurationError       (also ValueError)    a bad setting (names the key at fault)
 ├── SerializationError       (also ValueError)    a key/value serializer failed for one record
 ├── DeserializationError     (also ValueError)    a deserializer failed; carries the raw record
+├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
 └── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
 ```
 
@@ -77,6 +78,25 @@ class DeserializationError(KHeadersError, ValueError):
         self.message = message
         self.field = field
         super().__init__(text)
+
+
+class HeldFailuresError(KHeadersError, ExceptionGroup[DeserializationError]):
+    """Deserialization failures ``Consumer.consume()`` kept for a later call, raised by
+    ``close()`` so none is lost; ``exceptions`` holds the DeserializationErrors (each with its
+    raw record, e.g. for a dead-letter topic). ``except* DeserializationError`` works too."""
+
+
+def held_failures(failures: list[DeserializationError]) -> HeldFailuresError:
+    """The HeldFailuresError for ``failures``, naming where each record was."""
+    where = ", ".join(
+        f"{m.topic()}[{m.partition()}]@{m.offset()}" for m in (f.message for f in failures[:10])
+    )
+    more = "" if len(failures) <= 10 else f" and {len(failures) - 10} more"
+    return HeldFailuresError(
+        f"{len(failures)} deserialization failures kept by consume() were not raised before"
+        f" close: {where}{more}",
+        failures,
+    )
 
 
 class BrokerUnavailableError(KHeadersError, RuntimeError):

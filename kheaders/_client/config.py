@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kheaders._errors import ConfigurationError
+from kheaders._model.keys import c_string_problem, shown
 
 INTERCEPTOR_CLASSES = "interceptor.classes"
 KEY_SERIALIZER = "key.serializer"
@@ -76,6 +77,20 @@ def librdkafka_config(
         for k, v in config.items()
         if k not in KHEADERS_KEYS and k not in exact and not k.startswith(own)
     }
+
+
+def check_c_strings(config: Mapping[str, object]) -> None:
+    """Refuse settings librdkafka cannot take intact: it reads names and text values as C
+    strings, so a lone surrogate crashes the interpreter (or fails an assertion) and a NUL
+    silently cuts the text.
+
+    Raises ConfigurationError naming the setting (never showing a value: it may be a secret).
+    """
+    for name, value in config.items():
+        if isinstance(name, str) and (problem := c_string_problem(name)) is not None:
+            raise ConfigurationError(f"setting {shown(name)} {problem}")
+        if isinstance(value, str) and (problem := c_string_problem(value)) is not None:
+            raise ConfigurationError(f"setting {name!r}: its value {problem}")
 
 
 def load_dotted(path: str, setting: str) -> object:
@@ -213,6 +228,7 @@ def resolve(
     Raises ConfigurationError naming the setting (and class) at fault; a setting meant for
     the other side (e.g. ``key.deserializer`` in a producer config) is an error too.
     """
+    check_c_strings(config)
     if producer:
         mine, theirs, method = (KEY_SERIALIZER, VALUE_SERIALIZER), "deserializer", "serialize"
     else:

@@ -11,7 +11,15 @@ A deserializer failure never loses a record nor stops the consumer:
   moved past it); the next ``poll()`` returns the next record.
 * ``consume()`` returns the batch's good records and keeps the failures; the next ``poll()``
   or ``consume()`` raises them, one per call and in order, before fetching more. When no
-  record of a batch was good, the first failure is raised at once.
+  record of a batch was good, the first failure is raised at once. Failures still kept when
+  the consumer closes are raised by ``close()`` (HeldFailuresError, an ExceptionGroup of
+  them), so none is lost in a clean shutdown.
+
+With ``enable.auto.commit`` (librdkafka's default), offsets are committed for every record
+librdkafka handed over, a kept failure included, as for a failure ``poll()`` raised: the
+failure reaches the application (by the next call or by ``close()``), but a process that dies
+between the two loses it, as it loses the batch's unprocessed records. For at-least-once,
+turn auto-commit off and commit after handling each record or failure.
 """
 
 from __future__ import annotations
@@ -27,16 +35,14 @@ from confluent_kafka import KafkaError, Message, TopicPartition
 from kheaders import _telemetry
 from kheaders._client.chain import CONSUMER_HOOKS, InterceptorChain
 from kheaders._client.config import _close_quietly, resolve
-from kheaders._client.wrapping import ClientWrapper
-from kheaders._errors import DeserializationError
-from kheaders._log import get_logger
+from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
+from kheaders._errors import DeserializationError, held_failures
 from kheaders._model.headers import received
+from kheaders._model.keys import check_name
 from kheaders._model.received import HEADER_FAILURES, call_headers, unreadable_headers
 
 CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
 """librdkafka's ``on_commit`` config callback: ``(err, partitions)``."""
-
-_log = get_logger("kheaders.consumer")
 
 _EMPTY = received([])
 
@@ -78,20 +84,22 @@ def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
         raise
 
 
-class Consumer(ClientWrapper):
+class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     """A ``confluent_kafka.Consumer`` returning records with :class:`Headers` and decoded data.
 
-    ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
-    ``key.deserializer``, ``value.deserializer``), removed before librdkafka sees it. When an
+    Built as confluent's is: ``Consumer(config)``, ``Consumer(**config)`` or both (keywords
+    win), ``logger=`` included. ``config`` is librdkafka's config plus kheaders' keys
+    (``interceptor.classes``, ``key.deserializer``, ``value.deserializer``), removed before
+    librdkafka sees it. When an
     interceptor implements ``on_commit``, kheaders installs its own ``on_commit`` callback
     (calling the interceptors, then the config's ``on_commit``, if any), so async and
     automatic commits reach the interceptors too.
 
-    Raises ConfigurationError for a bad kheaders setting (naming it), TypeError for an object
-    that implements no consumer hook, and KafkaException for a setting librdkafka rejects.
+    Raises TypeError('expected configuration dict') without a config (as confluent-kafka),
+    ConfigurationError for a bad kheaders setting (naming it), TypeError for an object that
+    implements no consumer hook, and KafkaException for a setting librdkafka rejects.
     """
 
-    _client_attr = "_consumer"
     __slots__ = (
         "_chain",
         "_closed",
@@ -105,13 +113,17 @@ class Consumer(ClientWrapper):
 
     def __init__(
         self,
-        config: Mapping[str, object],
+        config: Mapping[str, object] | None = None,
+        /,
         *,
         interceptors: Iterable[object] = (),
         key_deserializer: object = None,
         value_deserializer: object = None,
         strict: bool = False,
+        logger: object = None,
+        **kwargs: object,
     ) -> None:
+        config = client_config(config, kwargs, logger)
         setup = resolve(
             config,
             interceptors=interceptors,
@@ -175,7 +187,7 @@ class Consumer(ClientWrapper):
             raise _unreadable_headers(msg, exc) from exc
         # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
         headers = received(raw_headers) if raw_headers else _EMPTY
-        msg.set_headers(headers)  # type: ignore[arg-type]
+        msg.set_headers(headers)
         kd = self._key_de
         vd = self._value_de
         if kd is None and vd is None:
@@ -236,8 +248,7 @@ class Consumer(ClientWrapper):
         if not msgs:
             return msgs
         if self._key_de is None and self._value_de is None:
-            # the common case, kept lean: one small call wraps a record's headers
-            wrap = received
+            # the common case, kept lean: one call per record gives it its read-only Headers
             events = False
             bad: list[Message] = []
             for msg in msgs:
@@ -248,10 +259,7 @@ class Consumer(ClientWrapper):
                         self._pending.append(_unreadable_headers(msg, exc))
                         bad.append(msg)
                         continue
-                    if h:
-                        msg.set_headers(wrap(h))  # type: ignore[arg-type]
-                    else:
-                        msg.set_headers(_EMPTY)  # type: ignore[arg-type]
+                    msg.set_headers(received(h) if h else _EMPTY)
                 else:
                     events = True
             out = [m for m in msgs if m not in bad] if bad else msgs
@@ -317,10 +325,13 @@ class Consumer(ClientWrapper):
     ) -> None:
         """Subscribe to ``topics``; ``on_assign(consumer, partitions)`` and the other
         rebalance callbacks get this consumer, as confluent-kafka passes the one in hand.
+
+        Raises InvalidNameError for a topic holding NUL (librdkafka would subscribe to the
+        text before it) or not encodable as UTF-8 (it would crash).
         """
         given = {"on_assign": on_assign, "on_revoke": on_revoke, "on_lost": on_lost}
         callbacks = {name: partial(_rebalance, self, cb) for name, cb in given.items() if cb}
-        self._consumer.subscribe(topics, **callbacks)
+        self._consumer.subscribe([check_name(t) for t in topics], **callbacks)
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         """Assign partitions directly (no group join)."""
@@ -346,25 +357,21 @@ class Consumer(ClientWrapper):
     def close(self) -> None:
         """Close the consumer (leaving its group), then the interceptors; twice is a no-op.
 
-        Deserialization failures kept from the last ``consume()`` and never raised are logged.
+        Raises HeldFailuresError (an ExceptionGroup of DeserializationError, each carrying its
+        raw record) once closed, when failures kept from the last ``consume()`` were never
+        raised: they are surfaced, never dropped (see the module doc for auto-commit).
         """
         if self._closed:
             return
         self._closed = True
-        for exc in self._pending:
-            msg = exc.message
-            _log.warning(
-                "deserialization failure not raised before close",
-                topic=msg.topic(),
-                partition=msg.partition(),
-                offset=msg.offset(),
-                error=str(exc),
-            )
+        held = list(self._pending)
         self._pending.clear()
         try:
             self._consumer.close()
         finally:
             self._chain.close()
+        if held:
+            raise held_failures(held)
 
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)
@@ -379,20 +386,34 @@ def wrap_consumer(
     value_deserializer: object = None,
     strict: bool = False,
     group_id: str | None = None,
+    config: Mapping[str, object] | None = None,
 ) -> Consumer:
-    """Wrap an existing ``confluent_kafka.Consumer``; closing the wrapper closes it.
+    """Wrap an existing ``confluent_kafka.Consumer`` (or a subclass, e.g. confluent's
+    ``DeserializingConsumer``), which the wrapper then owns: ``close()`` and ``with`` close it.
 
+    ``config`` is for what the wrapped consumer cannot tell: the settings it was built with
+    that interceptors read (``group.id``, ``client.id``, ``bootstrap.servers`` for tracing and
+    metrics attributes) and kheaders' own keys (``interceptor.classes``,
+    ``value.deserializer``, ``kheaders.*``), resolved exactly as :class:`Consumer` resolves its
+    config; librdkafka never sees it. ``group_id`` defaults to its ``group.id``.
     Its config cannot be changed any more, so interceptors' ``on_commit`` sees synchronous
     commits only (build a :class:`Consumer` to also see async and automatic commits).
-    Raises TypeError for an interceptor that implements no consumer hook,
-    ConfigurationError for a deserializer without ``deserialize``.
+
+    Raises TypeError for an asyncio client (use ``kheaders.aio``) or an interceptor that
+    implements no consumer hook, ConfigurationError for a bad setting or a deserializer
+    without ``deserialize``.
     """
+    refuse_async(consumer, "wrap_consumer")
+    config = config or {}
     setup = resolve(
-        {},
+        config,
         interceptors=interceptors,
         key=key_deserializer,
         value=value_deserializer,
         producer=False,
     )
     chain = _chain(setup.interceptors, strict)
+    if group_id is None:
+        group = config.get("group.id")
+        group_id = group if isinstance(group, str) else None
     return Consumer._wrap(consumer, chain, setup.key, setup.value, group_id)

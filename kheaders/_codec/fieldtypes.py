@@ -7,10 +7,10 @@ Strings, bytes and arrays use the KIP-482 compact forms.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar
 
+from kheaders._codec import fixed
 from kheaders._codec.compact_types import (
     Buffer,
     read_compact_array,
@@ -20,6 +20,7 @@ from kheaders._codec.compact_types import (
     write_compact_bytes,
     write_compact_string,
 )
+from kheaders._codec.fixed import FixedWidth
 from kheaders._codec.varint import (
     read_unsigned_varint,
     read_varint,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from kheaders._codec.struct import TaggedStruct
 
 T = TypeVar("T")
+N = TypeVar("N", int, float)
 S = TypeVar("S", bound="TaggedStruct")
 
 
@@ -95,27 +97,8 @@ class FieldType(Generic[T]):
         return self.name.upper()
 
 
-def _int_type(name: str, fmt: str) -> FieldType[int]:
-    packer = struct.Struct(fmt)
-    size = packer.size
-    low, high = -(1 << (size * 8 - 1)), (1 << (size * 8 - 1)) - 1
-    pack, unpack_from = packer.pack, packer.unpack_from
-
-    def write(value: int) -> bytes:
-        if type(value) is not int:
-            raise TypeError(f"{name} value must be int, got {type(value).__name__}")
-        if not low <= value <= high:
-            raise ValueError(f"{name} value out of range: {value}")
-        return pack(value)
-
-    def read(data: Buffer, offset: int) -> tuple[int, int]:
-        end = offset + size
-        if offset < 0 or end > len(data):
-            raise DecodeError(f"truncated {name}: needs {size} bytes", offset)
-        value: int = unpack_from(data, offset)[0]
-        return value, end
-
-    return FieldType(name, write, read)
+def _fixed(width: FixedWidth[N]) -> FieldType[N]:
+    return FieldType(width.name, width.write, width.read)
 
 
 def _checked_int(name: str, write: Callable[[int], bytes]) -> Callable[[int], bytes]:
@@ -125,22 +108,6 @@ def _checked_int(name: str, write: Callable[[int], bytes]) -> Callable[[int], by
         return write(value)
 
     return checked
-
-
-_F64 = struct.Struct(">d")
-
-
-def _write_float64(value: float) -> bytes:
-    if type(value) is not float and type(value) is not int:
-        raise TypeError(f"float64 value must be float, got {type(value).__name__}")
-    return _F64.pack(value)
-
-
-def _read_float64(data: Buffer, offset: int) -> tuple[float, int]:
-    if offset < 0 or offset + 8 > len(data):
-        raise DecodeError("truncated float64: needs 8 bytes", offset)
-    value: float = _F64.unpack_from(data, offset)[0]
-    return value, offset + 8
 
 
 def _not_null(name: str, write: Callable[[T | None], bytes]) -> Callable[[T], bytes]:
@@ -164,13 +131,13 @@ def _required(
     return checked
 
 
-INT8: Final = _int_type("int8", ">b")
+INT8: Final = _fixed(fixed.INT8)
 """Signed 8-bit integer, 1 byte."""
-INT16: Final = _int_type("int16", ">h")
+INT16: Final = _fixed(fixed.INT16)
 """Signed 16-bit integer, 2 bytes big-endian."""
-INT32: Final = _int_type("int32", ">i")
+INT32: Final = _fixed(fixed.INT32)
 """Signed 32-bit integer, 4 bytes big-endian."""
-INT64: Final = _int_type("int64", ">q")
+INT64: Final = _fixed(fixed.INT64)
 """Signed 64-bit integer, 8 bytes big-endian."""
 UVARINT: Final = FieldType(
     "uvarint", _checked_int("uvarint", write_unsigned_varint), read_unsigned_varint
@@ -178,7 +145,7 @@ UVARINT: Final = FieldType(
 """Unsigned 32-bit integer as an unsigned varint (1-5 bytes)."""
 VARINT: Final = FieldType("varint", _checked_int("varint", write_varint), read_varint)
 """Signed 32-bit integer as a zigzag varint (1-5 bytes)."""
-FLOAT64: Final = FieldType("float64", _write_float64, _read_float64)
+FLOAT64: Final = _fixed(fixed.FLOAT64)
 """IEEE 754 double, 8 bytes big-endian."""
 STRING: Final = FieldType(
     "string", _not_null("string", write_compact_string), _required("string", read_compact_string)
@@ -248,6 +215,9 @@ def struct_type(cls: type[S]) -> FieldType[S]:
         raw, pos = read_compact_bytes(data, offset)
         if raw is None:
             raise DecodeError(f"null where a non-null {name} is required", offset)
-        return cls.from_bytes(raw), pos
+        try:
+            return cls.from_bytes(raw), pos
+        except DecodeError as exc:
+            raise exc.shifted(pos - len(raw)) from exc  # offsets absolute in ``data``
 
     return FieldType(name, write, read)

@@ -28,7 +28,7 @@ from typing import Any, ClassVar, Generic, TypeVar, overload
 
 from kheaders._codec.compact_types import Buffer
 from kheaders._codec.fieldtypes import WireType
-from kheaders._codec.tagged import read_tagged_fields, write_tagged_fields
+from kheaders._codec.tagged import tagged_field_spans, write_tagged_fields
 from kheaders._codec.varint import _decode_unsigned, write_unsigned_varint
 from kheaders._errors import DecodeError
 
@@ -294,22 +294,25 @@ class TaggedStruct:
                 state[f.name] = f.initial()
                 continue
             state[f.name], pos = f.type.read(data, pos)
-        raw_tags, pos = read_tagged_fields(data, pos)
-        unknown: dict[int, bytes] = {}
+        spans, pos = tagged_field_spans(data, pos)
         for tag, f in cls._tagged.items():
-            raw = raw_tags.pop(tag, None)
-            if raw is None:
+            span = spans.pop(tag, None)
+            if span is None:
                 state[f.name] = f.initial()
                 continue
-            value, used = f.type.read(raw, 0)
+            start, end = span
+            raw = data[start:end]  # the field's own bytes: it may not read past them
+            try:
+                value, used = f.type.read(raw, 0)
+            except DecodeError as exc:
+                raise exc.shifted(start) from exc  # offsets absolute in ``data``
             if used != len(raw):
                 raise DecodeError(
                     f"{cls.__name__}.{f.name} (tag {tag}): {len(raw) - used} bytes left over",
-                    pos,
+                    start + used,
                 )
             state[f.name] = value
-        unknown.update(raw_tags)
-        state["unknown_tags"] = unknown
+        state["unknown_tags"] = {tag: bytes(data[a:b]) for tag, (a, b) in spans.items()}
         state["wire_version"] = version
         return obj, pos
 

@@ -57,6 +57,15 @@ def read_tagged_fields(data: Buffer, offset: int = 0) -> tuple[dict[int, bytes],
     Raises DecodeError (with the offset) on truncated input, a count larger than the input
     could hold, a tag out of ascending order or repeated, or a size past the end.
     """
+    spans, pos = tagged_field_spans(data, offset)
+    return {tag: bytes(data[start:end]) for tag, (start, end) in spans.items()}, pos
+
+
+def tagged_field_spans(data: Buffer, offset: int = 0) -> tuple[dict[int, tuple[int, int]], int]:
+    """:func:`read_tagged_fields` giving where each field's data lies instead of a copy:
+    ``({tag: (start, end)}, next_offset)``, positions absolute in ``data``, so decoding a
+    field's bytes can name offsets in the caller's buffer. Raises as read_tagged_fields.
+    """
     end = len(data)
     if 0 <= offset < end and data[offset] == 0:
         return {}, offset + 1
@@ -66,7 +75,7 @@ def read_tagged_fields(data: Buffer, offset: int = 0) -> tuple[dict[int, bytes],
         raise DecodeError(
             f"tagged-field count {count} exceeds what {end - pos} bytes can hold", offset
         )
-    fields: dict[int, bytes] = {}
+    fields: dict[int, tuple[int, int]] = {}
     previous = -1
     for _ in range(count):
         at = pos
@@ -83,6 +92,6 @@ def read_tagged_fields(data: Buffer, offset: int = 0) -> tuple[dict[int, bytes],
             raise DecodeError(
                 f"tag {tag}: size {size} runs past the end ({end - pos} bytes left)", size_at
             )
-        fields[tag] = bytes(data[pos : pos + size])
+        fields[tag] = (pos, pos + size)
         pos += size
     return fields, pos

@@ -13,19 +13,34 @@ else, whatever the bytes.
 from __future__ import annotations
 
 import json
-import struct
 import uuid
 from typing import Final, Literal, TypeAlias
 
 from kheaders._codec.compact_types import Buffer
+from kheaders._codec.fixed import INT64
 from kheaders._codec.varint import read_varlong, write_varlong
 from kheaders._errors import DecodeError
 
 JsonValue: TypeAlias = "dict[str, JsonValue] | list[JsonValue] | str | int | float | bool | None"
 """What :data:`JSON` encodes and decodes: plain JSON data, never instances of other classes."""
 
-_LONG = struct.Struct(">q")
-_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+
+def _utf8(text: str, what: str) -> bytes:
+    """``text`` as UTF-8. Raises ValueError naming ``what`` for lone surrogates."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{what} is not encodable as UTF-8: {exc.reason}") from exc
+
+
+def _text(data: bytes, errors: str, what: str) -> str:
+    """UTF-8 ``data`` as text. Raises DecodeError naming ``what`` (and the bad byte's offset)."""
+    try:
+        return str(data, "utf-8", errors)
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"{what} is not UTF-8: {exc.reason}", exc.start) from exc
+    except TypeError as exc:
+        raise DecodeError(f"cannot decode {type(data).__name__} as {what}") from exc
 
 
 class TextCodec:
@@ -50,19 +65,11 @@ class TextCodec:
         """Encode ``value`` as UTF-8. Raises TypeError/ValueError as the class says."""
         if type(value) is not str and not isinstance(value, str):
             raise TypeError(f"{self.name} value must be str, got {type(value).__name__}")
-        try:
-            return value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ValueError(f"text is not encodable as UTF-8: {exc.reason}") from exc
+        return _utf8(value, "text")
 
     def decode(self, data: bytes) -> str:
         """Decode UTF-8 ``data``. Raises DecodeError (strict mode) with the bad byte's offset."""
-        try:
-            return str(data, "utf-8", self.errors)
-        except UnicodeDecodeError as exc:
-            raise DecodeError(f"header value is not UTF-8: {exc.reason}", exc.start) from exc
-        except TypeError as exc:
-            raise DecodeError(f"cannot decode {type(data).__name__} as text") from exc
+        return _text(data, self.errors, "text")
 
     def __repr__(self) -> str:
         return "TEXT" if self.errors == "strict" else "TEXT_LENIENT"
@@ -83,28 +90,19 @@ class LongCodec:
 
     def encode(self, value: int) -> bytes:
         """Encode ``value`` as 8 big-endian bytes. Raises TypeError/ValueError as above."""
-        if type(value) is not int:
-            raise TypeError(f"long value must be int, got {type(value).__name__}")
-        if not _I64_MIN <= value <= _I64_MAX:
-            raise ValueError(f"long value out of 64-bit range: {value}")
-        return _LONG.pack(value)
+        return INT64.write(value)
 
     def decode(self, data: bytes) -> int:
         """Decode exactly 8 big-endian bytes. Raises DecodeError for any other length."""
-        if len(data) != 8:
-            raise DecodeError(f"long value needs exactly 8 bytes, got {len(data)}", 0)
-        return int.from_bytes(data, "big", signed=True)
+        return INT64.unpack(data)
 
     def write(self, value: int, /) -> bytes:
         """As :meth:`encode` (the struct-field form is the same 8 bytes)."""
-        return self.encode(value)
+        return INT64.write(value)
 
     def read(self, data: Buffer, offset: int, /) -> tuple[int, int]:
         """Decode 8 bytes at ``offset``; return ``(value, next)``. Raises DecodeError."""
-        end = offset + 8
-        if offset < 0 or end > len(data):
-            raise DecodeError("truncated long: needs 8 bytes", offset)
-        return int.from_bytes(data[offset:end], "big", signed=True), end
+        return INT64.read(data, offset)
 
     def __repr__(self) -> str:
         return "LONG"
@@ -215,7 +213,7 @@ class BoolCodec:
             return True
         if data == b"\x00":
             return False
-        raise DecodeError(f"bool value must be one byte 00 or 01, got {bytes(data[:8]).hex()}", 0)
+        raise DecodeError(f"bool value must be one byte 00 or 01, got {len(data)} bytes", 0)
 
     def write(self, value: bool, /) -> bytes:
         """As :meth:`encode` (always one byte)."""
@@ -258,19 +256,11 @@ class JsonCodec:
             text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         except RecursionError as exc:
             raise ValueError("value nests too deeply for JSON") from exc
-        try:
-            return text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise ValueError(f"JSON text is not encodable as UTF-8: {exc.reason}") from exc
+        return _utf8(text, "JSON text")
 
     def decode(self, data: bytes) -> JsonValue:
         """Parse UTF-8 JSON. Raises DecodeError (with the offset when known) as above."""
-        try:
-            text = str(data, "utf-8")
-        except UnicodeDecodeError as exc:
-            raise DecodeError(f"JSON value is not UTF-8: {exc.reason}", exc.start) from exc
-        except TypeError as exc:
-            raise DecodeError(f"cannot decode {type(data).__name__} as JSON") from exc
+        text = _text(data, "strict", "JSON value")
         try:
             result: JsonValue = json.loads(text, parse_constant=_reject_constant)
         except json.JSONDecodeError as exc:

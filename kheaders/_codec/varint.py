@@ -8,6 +8,8 @@ and truncated input raise :class:`~kheaders.DecodeError` naming the offset, neve
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from kheaders._errors import DecodeError
 
 _U32_MAX = 0xFFFF_FFFF
@@ -58,35 +60,12 @@ def _decode_unsigned(
         b = data[offset]
         if b < 0x80:
             return b, offset + 1
-        result = b & 0x7F
-        b = data[offset + 1]
-        if b < 0x80:
-            return result | b << 7, offset + 2
-        result |= (b & 0x7F) << 7
-        b = data[offset + 2]
-        if b < 0x80:
-            return result | b << 14, offset + 3
-        result |= (b & 0x7F) << 14
-        b = data[offset + 3]
-        if b < 0x80:
-            return result | b << 21, offset + 4
-        result |= (b & 0x7F) << 21
-        b = data[offset + 4]
-        if b < 0x80:
-            return result | b << 28, offset + 5
-        result |= (b & 0x7F) << 28
-        pos = offset + 5
-        shift = 35
-        while pos < offset + max_bytes:
-            b = data[pos]
-            pos += 1
-            if b < 0x80:
-                return result | b << shift, pos
-            result |= (b & 0x7F) << shift
-            shift += 7
+        c = data[offset + 1]
+        if c < 0x80:
+            return b & 0x7F | c << 7, offset + 2
     except IndexError:
         raise DecodeError("truncated varint", offset) from None
-    raise DecodeError(f"varint longer than {max_bytes} bytes", offset)
+    return _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, max_bytes)
 
 
 def _decode_rest(
@@ -135,34 +114,6 @@ def write_unsigned_varint(n: int) -> bytes:
     return _encode_unsigned(n)
 
 
-def read_unsigned_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
-    """Decode an unsigned varint at ``offset``; return ``(value, next_offset)``.
-
-    >>> read_unsigned_varint(bytes.fromhex("ac 02"))
-    (300, 2)
-
-    Raises DecodeError on truncated input, a 5th byte with its high bit set, or a value
-    beyond 32 bits.
-    """
-    try:
-        b = data[offset]
-        if offset >= 0:
-            if b < 0x80:
-                return b, offset + 1
-            c = data[offset + 1]
-            if c < 0x80:
-                b = b & 0x7F | c << 7
-                return b, offset + 2
-            raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, 5)
-        else:
-            raw, pos = _decode_unsigned(data, offset, 5)
-    except IndexError:
-        raise DecodeError("truncated varint", offset) from None
-    if raw > _U32_MAX:
-        raise DecodeError("unsigned varint exceeds 32 bits", offset)
-    return raw, pos
-
-
 def write_varint(n: int) -> bytes:
     """Zigzag-encode a signed 32-bit ``n`` (``-1`` is ``01``, ``64`` is ``80 01``).
 
@@ -176,33 +127,6 @@ def write_varint(n: int) -> bytes:
     if not _I32_MIN <= n <= _I32_MAX:
         raise ValueError(f"varint out of 32-bit range: {n}")
     return _encode_unsigned(((n << 1) ^ (n >> 31)) & _U32_MAX)
-
-
-def read_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
-    """Decode a zigzag varint at ``offset``; return ``(value, next_offset)``.
-
-    >>> read_varint(b"\\x80\\x01")
-    (64, 2)
-
-    Raises DecodeError on truncated or over-long (more than 5 bytes) input.
-    """
-    try:
-        b = data[offset]
-        if offset >= 0:
-            if b < 0x80:
-                return (b >> 1) ^ -(b & 1), offset + 1
-            c = data[offset + 1]
-            if c < 0x80:
-                b = b & 0x7F | c << 7
-                return (b >> 1) ^ -(b & 1), offset + 2
-            raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, 5)
-        else:
-            raw, pos = _decode_unsigned(data, offset, 5)
-    except IndexError:
-        raise DecodeError("truncated varint", offset) from None
-    if raw > _U32_MAX:
-        raise DecodeError("varint exceeds 32 bits", offset)
-    return (raw >> 1) ^ -(raw & 1), pos
 
 
 def write_varlong(n: int) -> bytes:
@@ -220,31 +144,84 @@ def write_varlong(n: int) -> bytes:
     return _encode_unsigned(((n << 1) ^ (n >> 63)) & _U64_MAX)
 
 
-def read_varlong(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
-    """Decode a zigzag varlong at ``offset``; return ``(value, next_offset)``.
+class _Reader(Protocol):
+    def __call__(
+        self, data: bytes | bytearray | memoryview, offset: int = 0
+    ) -> tuple[int, int]: ...
+
+
+def _reader(name: str, max_bytes: int, limit: int, *, zigzag: bool, doc: str) -> _Reader:
+    """Build a varint reader: at most ``max_bytes`` bytes, raw values up to ``limit``.
+
+    One body serves the three readers: the settings are constants of a closure, so the 1-
+    and 2-byte paths (header counts and lengths) run inline, as fast as a hand-written copy.
+    """
+    too_large = f"{name} exceeds {limit.bit_length()} bits"
+
+    def read(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
+        try:
+            b = data[offset]
+            if offset >= 0:
+                if b < 0x80:
+                    return ((b >> 1) ^ -(b & 1) if zigzag else b), offset + 1
+                c = data[offset + 1]
+                if c < 0x80:
+                    b = b & 0x7F | c << 7
+                    return ((b >> 1) ^ -(b & 1) if zigzag else b), offset + 2
+                raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, max_bytes)
+            else:
+                raw, pos = _decode_unsigned(data, offset, max_bytes)
+        except IndexError:
+            raise DecodeError("truncated varint", offset) from None
+        if raw > limit:
+            raise DecodeError(too_large, offset)
+        return ((raw >> 1) ^ -(raw & 1) if zigzag else raw), pos
+
+    read.__name__ = read.__qualname__ = f"read_{name.replace(' ', '_')}"
+    read.__doc__ = doc
+    return read
+
+
+read_unsigned_varint = _reader(
+    "unsigned varint",
+    5,
+    _U32_MAX,
+    zigzag=False,
+    doc="""Decode an unsigned varint at ``offset``; return ``(value, next_offset)``.
+
+    >>> read_unsigned_varint(bytes.fromhex("ac 02"))
+    (300, 2)
+
+    Raises DecodeError on truncated input, a 5th byte with its high bit set, or a value
+    beyond 32 bits.
+    """,
+)
+read_varint = _reader(
+    "varint",
+    5,
+    _U32_MAX,
+    zigzag=True,
+    doc="""Decode a zigzag varint at ``offset``; return ``(value, next_offset)``.
+
+    >>> read_varint(b"\\x80\\x01")
+    (64, 2)
+
+    Raises DecodeError on truncated or over-long (more than 5 bytes) input.
+    """,
+)
+read_varlong = _reader(
+    "varlong",
+    10,
+    _U64_MAX,
+    zigzag=True,
+    doc="""Decode a zigzag varlong at ``offset``; return ``(value, next_offset)``.
 
     >>> read_varlong(bytes.fromhex("ff ff ff ff ff ff ff ff ff 01"))
     (-9223372036854775808, 10)
 
     Raises DecodeError on truncated or over-long (more than 10 bytes) input.
-    """
-    try:
-        b = data[offset]
-        if offset >= 0:
-            if b < 0x80:
-                return (b >> 1) ^ -(b & 1), offset + 1
-            c = data[offset + 1]
-            if c < 0x80:
-                b = b & 0x7F | c << 7
-                return (b >> 1) ^ -(b & 1), offset + 2
-            raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, 10)
-        else:
-            raw, pos = _decode_unsigned(data, offset, 10)
-    except IndexError:
-        raise DecodeError("truncated varint", offset) from None
-    if raw > _U64_MAX:
-        raise DecodeError("varlong exceeds 64 bits", offset)
-    return (raw >> 1) ^ -(raw & 1), pos
+    """,
+)
 
 
 def varint_size(n: int) -> int:

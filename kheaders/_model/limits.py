@@ -31,6 +31,7 @@ from kheaders import _telemetry
 from kheaders._codec.varint import varint_size
 from kheaders._errors import ConfigurationError, HeaderLimitError
 from kheaders._model.keys import KEY_SIZES, check_keys, key_size
+from kheaders._settings import config_bool
 
 MIB = 1 << 20
 _VARINT_MAX = 5
@@ -168,8 +169,7 @@ class HeaderLimits:
         ``None`` when ``kheaders.header.limits.enabled`` is false.
         Raises ConfigurationError naming the setting at fault.
         """
-        enabled = config.get(CONFIG_PREFIX + "enabled", True)
-        if str(enabled).lower() in ("false", "0", "no", "off"):
+        if not config_bool(config.get(CONFIG_PREFIX + "enabled", True), CONFIG_PREFIX + "enabled"):
             return None
         values: dict[str, int] = {}
         for key, value in config.items():

@@ -9,17 +9,16 @@ the topic: ``TypeError`` for a value of the wrong type, ``ValueError`` for one o
 from __future__ import annotations
 
 import codecs
-import struct
+from typing import Generic, TypeVar
 
+from kheaders._codec.fixed import FLOAT64, INT32, INT64, FixedWidth
 from kheaders._errors import DecodeError
 from kheaders._model.headers import Headers
 
 CONTENT_TYPE = "content-type"
 """The header content-type aware serializers write and ContentTypeDeserializer reads."""
 
-_INT = struct.Struct(">i")
-_LONG = struct.Struct(">q")
-_DOUBLE = struct.Struct(">d")
+N = TypeVar("N", int, float)
 
 
 def _type_error(topic: str, expected: str, data: object) -> TypeError:
@@ -139,7 +138,26 @@ def _check_int(topic: str, data: object) -> int:
     raise _type_error(topic, "int", data)
 
 
-class IntegerSerializer:
+class _FixedIntSerializer:
+    """Kafka's Integer/LongSerializer: an ``int`` in ``_width`` bytes, big-endian."""
+
+    __slots__ = ()
+    _width: FixedWidth[int]
+
+    def serialize(self, topic: str, headers: Headers, data: object) -> bytes | None:
+        if data is None:
+            return None
+        value = _check_int(topic, data)
+        try:
+            return self._width.write(value)
+        except ValueError as exc:
+            bits = self._width.size * 8
+            raise ValueError(
+                f"topic {topic!r}: {value} does not fit in a {bits}-bit integer"
+            ) from exc
+
+
+class IntegerSerializer(_FixedIntSerializer):
     """Encodes an ``int`` as 4 bytes, big-endian two's complement (Kafka's IntegerSerializer).
 
     >>> IntegerSerializer().serialize("t", Headers(), -2).hex()
@@ -149,18 +167,10 @@ class IntegerSerializer:
     """
 
     __slots__ = ()
-
-    def serialize(self, topic: str, headers: Headers, data: object) -> bytes | None:
-        if data is None:
-            return None
-        value = _check_int(topic, data)
-        try:
-            return _INT.pack(value)
-        except struct.error as exc:
-            raise ValueError(f"topic {topic!r}: {value} does not fit in a 32-bit integer") from exc
+    _width = INT32
 
 
-class LongSerializer:
+class LongSerializer(_FixedIntSerializer):
     """Encodes an ``int`` as 8 bytes, big-endian two's complement (Kafka's LongSerializer).
 
     >>> LongSerializer().serialize("t", Headers(), 1).hex()
@@ -170,15 +180,7 @@ class LongSerializer:
     """
 
     __slots__ = ()
-
-    def serialize(self, topic: str, headers: Headers, data: object) -> bytes | None:
-        if data is None:
-            return None
-        value = _check_int(topic, data)
-        try:
-            return _LONG.pack(value)
-        except struct.error as exc:
-            raise ValueError(f"topic {topic!r}: {value} does not fit in a 64-bit integer") from exc
+    _width = INT64
 
 
 class DoubleSerializer:
@@ -195,68 +197,65 @@ class DoubleSerializer:
 
     def serialize(self, topic: str, headers: Headers, data: object) -> bytes | None:
         if type(data) is float:
-            return _DOUBLE.pack(data)
+            return FLOAT64.write(data)
         if data is None:
             return None
         if isinstance(data, float | int) and not isinstance(data, bool):
             try:
-                return _DOUBLE.pack(data)
-            except (OverflowError, struct.error) as exc:
+                return FLOAT64.pack(float(data))
+            except (OverflowError, ValueError) as exc:
                 raise OverflowError(f"topic {topic!r}: {data} is too large for a double") from exc
         raise _type_error(topic, "float", data)
 
 
-def _exact(topic: str, data: bytes, size: int, what: str) -> None:
-    if len(data) != size:
-        raise DecodeError(f"topic {topic!r}: {what} needs exactly {size} bytes, got {len(data)}", 0)
+class _FixedDeserializer(Generic[N]):
+    """Kafka's Integer/Long/DoubleDeserializer: exactly ``_width`` bytes, big-endian."""
+
+    __slots__ = ()
+    _width: FixedWidth[N]
+    _what: str
+
+    def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> N | None:
+        if data is None:
+            return None
+        try:
+            return self._width.unpack(data)
+        except DecodeError as exc:
+            raise DecodeError(
+                f"topic {topic!r}: {self._what} needs exactly {self._width.size} bytes,"
+                f" got {len(data)}",
+                0,
+            ) from exc
 
 
-class IntegerDeserializer:
+class IntegerDeserializer(_FixedDeserializer[int]):
     """Decodes exactly 4 big-endian bytes into an ``int``.
 
     Raises DecodeError (naming the topic) for any other length.
     """
 
     __slots__ = ()
-
-    def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> int | None:
-        if data is None:
-            return None
-        if len(data) != 4:
-            _exact(topic, data, 4, "a 32-bit integer")
-        value: int = _INT.unpack(data)[0]
-        return value
+    _width = INT32
+    _what = "a 32-bit integer"
 
 
-class LongDeserializer:
+class LongDeserializer(_FixedDeserializer[int]):
     """Decodes exactly 8 big-endian bytes into an ``int``.
 
     Raises DecodeError (naming the topic) for any other length.
     """
 
     __slots__ = ()
-
-    def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> int | None:
-        if data is None:
-            return None
-        if len(data) != 8:
-            _exact(topic, data, 8, "a 64-bit integer")
-        value: int = _LONG.unpack(data)[0]
-        return value
+    _width = INT64
+    _what = "a 64-bit integer"
 
 
-class DoubleDeserializer:
+class DoubleDeserializer(_FixedDeserializer[float]):
     """Decodes exactly 8 big-endian IEEE 754 bytes into a ``float``.
 
     Raises DecodeError (naming the topic) for any other length.
     """
 
     __slots__ = ()
-
-    def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> float | None:
-        if data is None:
-            return None
-        if len(data) != 8:
-            _exact(topic, data, 8, "a double")
-        value: float = _DOUBLE.unpack(data)[0]
-        return value
+    _width = FLOAT64
+    _what = "a double"

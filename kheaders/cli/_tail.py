@@ -19,7 +19,8 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from kheaders._errors import DeserializationError
+from kheaders._errors import DeserializationError, InvalidNameError
+from kheaders._model.keys import check_name
 from kheaders._model.received import message_headers
 from kheaders._model.redact import Redactor, printable, render_headers, render_value
 
@@ -108,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
     bootstrap = args.bootstrap or os.environ.get("KHEADERS_BOOTSTRAP", "").strip()
     if not bootstrap:
         print("kheaders tail: pass --bootstrap or set KHEADERS_BOOTSTRAP", file=sys.stderr)
+        return 2
+    try:
+        check_name(args.topic)  # argv may hold undecodable bytes (as lone surrogates)
+    except InvalidNameError as exc:
+        print(f"kheaders tail: {printable(str(exc))}", file=sys.stderr)
         return 2
     redactor = Redactor(extra=tuple(args.redact_key), enabled=not args.no_redact)
     try:

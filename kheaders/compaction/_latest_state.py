@@ -18,6 +18,7 @@ from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 from kheaders._client.consumer import Consumer as KConsumer
 from kheaders._errors import BrokerUnavailableError, ConfigurationError, DeserializationError
 from kheaders._log import get_logger
+from kheaders._model.keys import check_name
 from kheaders.compaction._latest import (
     CompactionStats,
     ConsumedMessage,
@@ -55,6 +56,7 @@ class LatestState(Mapping[Key, StateEntry]):
     :meth:`start`/:meth:`stop` (a background thread; then do not poll it yourself).
 
     Raises ConfigurationError for bad compaction settings or neither consumer nor config,
+    InvalidNameError for a topic librdkafka cannot take (NUL, not UTF-8),
     BrokerUnavailableError when the topic's partitions cannot be listed.
     """
 
@@ -74,7 +76,7 @@ class LatestState(Mapping[Key, StateEntry]):
     ) -> None:
         if rules is None:
             rules = CompactionRules.create(strategy, header=header, encoding=encoding)
-        self.topic = topic
+        self.topic = check_name(topic)
         self.rules = rules
         self._table = StateTable(rules, topic)
         self._keep = keep_messages
@@ -149,7 +151,12 @@ class LatestState(Mapping[Key, StateEntry]):
     # -- feeding ------------------------------------------------------------------------
 
     def poll_once(self, timeout: float = 1.0) -> int:
-        """Fetch what is available (waiting up to ``timeout`` s) and fold it; return the count.
+        """Fetch what is available (waiting up to ``timeout`` s) and fold it; return the count
+        of records accounted for (folded, or counted as failed).
+
+        A batch is accounted for in full before this returns: failures a
+        :class:`kheaders.Consumer` keeps back from a ``consume()`` batch (raised by its next
+        call, before it fetches more) are drained here and counted as ``undeserializable``.
 
         Raises RuntimeError while the background thread runs (the consumer is not shared).
         """
@@ -163,21 +170,16 @@ class LatestState(Mapping[Key, StateEntry]):
                 batch = [] if one is None else [one]
         except DeserializationError as exc:
             # kheaders.Consumer has moved past the record; it is reported, not folded.
-            self._table.stats.undeserializable += 1
-            msg = exc.message
-            _log.error(
-                "compaction.undeserializable_record",
-                topic=self.topic,
-                partition=msg.partition(),
-                offset=msg.offset(),
-                field=exc.field,
-                error=str(exc),
-            )
-            with self._lock:
-                self._positions[msg.partition()] = msg.offset() + 1
+            self._failed(exc)
             return 1
         if not batch:
             return 0
+        count = self._fold(batch)
+        if self._consume is not None:
+            count += self._drain_held()
+        return count
+
+    def _fold(self, batch: list[ConsumedMessage]) -> int:
         table = self._table
         positions = self._positions
         keep = self._keep
@@ -189,6 +191,32 @@ class LatestState(Mapping[Key, StateEntry]):
                     if offset is not None:
                         positions[cast(int, msg.partition())] = offset + 1
         return len(batch)
+
+    def _failed(self, exc: DeserializationError) -> None:
+        self._table.failed(exc)
+        msg = exc.message
+        with self._lock:
+            partition, offset = msg.partition(), msg.offset()
+            self._positions[partition] = max(self._positions.get(partition, 0), offset + 1)
+
+    def _drain_held(self) -> int:
+        """Raise out what ``consume()`` kept back from the batch just folded, counting each.
+
+        A kheaders.Consumer raises kept failures from its next ``poll``/``consume``, one per
+        call, before fetching; ``poll(0)`` then returns at most one more record (folded) or
+        ``None``. A plain confluent consumer just returns its next record, if any.
+        """
+        count = 0
+        while True:
+            try:
+                msg = self._consumer.poll(0)
+            except DeserializationError as exc:
+                self._failed(exc)
+                count += 1
+                continue
+            if msg is not None:
+                count += self._fold([msg])
+            return count
 
     def high_watermarks(self, timeout: float = 10.0) -> dict[int, int]:
         """Each partition's high watermark now (the offset the next record will get)."""

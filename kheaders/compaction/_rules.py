@@ -57,6 +57,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias
 
+from kheaders._codec.fixed import INT64
 from kheaders._codec.varint import read_varlong, write_varlong
 from kheaders._errors import ConfigurationError, DecodeError
 from kheaders._log import get_logger
@@ -93,7 +94,7 @@ def decode_long(value: bytes | None) -> int | None:
     """
     if value is None or len(value) != 8:
         return None
-    return int.from_bytes(value, "big", signed=True)
+    return INT64.unpack(value)
 
 
 def decode_varlong(value: bytes | None) -> int | None:
@@ -122,8 +123,8 @@ def encode_version(version: int, encoding: Encoding = "long") -> bytes:
     """
     if encoding == "long":
         try:
-            return version.to_bytes(8, "big", signed=True)
-        except OverflowError as exc:
+            return INT64.write(version)
+        except ValueError as exc:
             raise ValueError(f"version {version} is outside the signed 64-bit range") from exc
     if encoding == "varlong":
         return write_varlong(version)

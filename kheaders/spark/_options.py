@@ -24,6 +24,7 @@ from pyspark.sql.types import (
 )
 
 from kheaders._errors import ConfigurationError
+from kheaders._settings import config_bool
 from kheaders.spark._arrow import HEADERS_TYPE
 
 EARLIEST = -2
@@ -164,11 +165,7 @@ def parse_offsets(text: str | None, name: str, default: str) -> OffsetSpec:
 
 def _bool(options: Mapping[str, str], name: str, default: bool) -> bool:
     text = _get(options, name)
-    if text is None:
-        return default
-    if text.strip().lower() in ("true", "false"):
-        return text.strip().lower() == "true"
-    raise ConfigurationError(f"option '{name}' must be 'true' or 'false', got {text!r}")
+    return default if text is None else config_bool(text, f"option {name!r}")
 
 
 def api_timeout_ms(options: Mapping[str, str]) -> int:

@@ -22,6 +22,7 @@ from pyspark.sql.streaming.datasource import (
 )
 from pyspark.sql.types import StructType
 
+from kheaders._settings import config_bool
 from kheaders.spark._arrow import kafka_schema
 from kheaders.spark._cluster import check_workers
 from kheaders.spark._errors import DataLossError
@@ -58,7 +59,7 @@ class KafkaDataSource(DataSource):
         return SOURCE_NAME
 
     def schema(self) -> StructType:
-        include = str(self.options.get("includeHeaders", "false")).strip().lower() == "true"
+        include = config_bool(self.options.get("includeHeaders", False), "option 'includeHeaders'")
         return kafka_schema(include)
 
     def reader(self, schema: StructType) -> DataSourceReader:

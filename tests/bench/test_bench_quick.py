@@ -24,7 +24,17 @@ def test_quick_benchmark_prints_ratios_and_writes_json_and_png(tmp_path: Path) -
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--no-spark", "--out", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "bench",
+            "--quick",
+            "--no-spark",
+            "--out",
+            str(tmp_path),
+            "--compare",
+            str(ROOT / "bench" / "latest.json"),
+        ],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -36,11 +46,13 @@ def test_quick_benchmark_prints_ratios_and_writes_json_and_png(tmp_path: Path) -
     out = done.stdout
     assert "ratio" in out
     assert "targets:" in out
+    assert "change against the run of" in out  # --compare printed the change
     for group in (
         "produce-plain",
         "produce-traced",
         "produce-spans",
         "consume",
+        "consume-traced",
         "memory",
         "codec:",
         "metrics:sync",

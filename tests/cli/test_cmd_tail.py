@@ -171,3 +171,60 @@ def test_tail_without_a_broker_address_says_so() -> None:
     assert result.returncode == 2
     assert "--bootstrap" in result.stderr
     assert "KHEADERS_BOOTSTRAP" in result.stderr
+
+
+HOSTILE_KEYS = [
+    "x\x1b[2J\x1b[31mred",  # clear screen, colour
+    "bell\a",
+    "cr\roverwritten",
+    "forged\n" + "t[0]@99  -  key=evil",  # a newline would print a fake record line
+    "rtl\u202eevil",  # right-to-left override
+    "ключ/é",
+]
+
+
+def test_peer_supplied_text_is_escaped_so_no_record_can_drive_the_terminal(
+    bootstrap: str, topic: str
+) -> None:
+    _produce(
+        bootstrap,
+        topic,
+        [{"key": b"k\x1b[2J", "value": b"v\a", "headers": [(k, b"1") for k in HOSTILE_KEYS]}],
+    )
+    text = _tail(bootstrap, topic, limit=1)
+    lines = text.splitlines()
+    assert all(line.isprintable() for line in lines), [
+        line for line in lines if not line.isprintable()
+    ]
+    assert len(lines) == 3 + len(HOSTILE_KEYS)  # title, value, "headers (n):", one per header
+    assert sum(line.startswith("t[0]@99") for line in lines) == 0
+    assert "    x\\x1b[2J\\x1b[31mred: 1" in lines
+    assert "    forged\\nt[0]@99  -  key=evil: 1" in lines
+    assert "    rtl\\u202eevil: 1" in lines
+    assert "    ключ/é: 1" in lines  # printable text stays as it is
+
+
+def test_a_topic_name_and_an_error_from_the_broker_are_escaped_too() -> None:
+    from confluent_kafka import Message
+
+    from kheaders.cli._tail import format_record
+
+    msg = Message(topic="evil\x1b]0;title\a", partition=0, offset=5, value=b"v", headers=None)
+    text = format_record(msg, Redactor())
+    assert all(line.isprintable() for line in text.splitlines())
+    assert text.startswith("evil\\x1b]0;title\\x07[0]@5")
+
+
+def test_an_undecodable_topic_argument_is_refused_clearly(bootstrap: str) -> None:
+    env = {**os.environ, "KHEADERS_BOOTSTRAP": bootstrap}
+    result = subprocess.run(
+        [sys.executable, "-m", "kheaders.cli", "tail", os.fsdecode(b"bad\xff"), "--timeout", "1"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "not encodable as UTF-8" in result.stderr

@@ -301,13 +301,13 @@ def test_failing_on_consume_is_skipped_or_raised_when_strict() -> None:
         strict.poll(1)
 
 
-def test_close_logs_failures_that_were_never_raised() -> None:
-    import structlog.testing
+def test_close_raises_failures_that_were_never_raised() -> None:
+    from kheaders import HeldFailuresError
 
     stub = StubConsumer([[msg(0, b"a"), msg(1, BAD_UTF8)]])
     c = wrap_consumer(stub, value_deserializer=Utf8Deserializer())  # type: ignore[arg-type]
     c.consume(10)
-    with structlog.testing.capture_logs() as logs:
+    with pytest.raises(HeldFailuresError) as caught:
         c.close()
-    assert [(e["topic"], e["offset"]) for e in logs] == [("t", 1)]
+    assert [e.message.offset() for e in caught.value.exceptions] == [1]  # type: ignore[union-attr]
     c.close()  # twice: no-op

@@ -353,3 +353,23 @@ def test_write_state_takes_latest_output_and_keeps_original_headers(
     with LatestState(copy, config={"bootstrap.servers": bootstrap}) as copied:
         assert copied.run_until_caught_up(30)
         assert copied[b"b"].header_view().to_list() == [("x", None), ("x", b""), ("version", None)]
+
+
+def test_caught_up_means_every_record_was_applied_or_counted(bootstrap: str, topic: str) -> None:
+    """consume() keeps a batch's failures for its next call: caught up must not come first."""
+    p = _producer(bootstrap)
+    for value in (b"1", b"bad", b"2", b"3"):
+        p.produce(topic, value=value, key=b"k")
+    assert p.flush(10) == 0
+    consumer = kheaders.Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": f"ls-{uuid.uuid4().hex}"},
+        value_deserializer=FailsOnBad(),
+    )
+    try:
+        state = LatestState(topic, consumer)  # batches of up to 500: one consume() call
+        assert state.run_until_caught_up(30)
+        assert (state.stats.records, state.stats.undeserializable) == (3, 1)
+        assert state[b"k"].value == b"3"
+        assert state.positions() == {0: 4}
+    finally:
+        consumer.close()

@@ -12,6 +12,8 @@ MODULES = [
     "interceptors.correlation",
     "interceptors.logging",
     "interceptors._tracing_consumer",
+    "interceptors._metrics_consumer",
+    "interceptors._metrics_stats",
     "interceptors._config",
     "kheaders._model.traceparent",
     "kheaders._model.redact",

@@ -111,10 +111,9 @@ def test_no_meter_provider_means_no_recording_and_no_acknowledgement_hook() -> N
     assert not hasattr(icpt, "on_send")
     assert not hasattr(icpt, "on_acknowledgement")
     producer = Producer({"bootstrap.servers": "127.0.0.1:9"}, interceptors=[icpt])
-    # the chain leaves the idle interceptor out: the producer keeps its lean path
+    # the chain leaves the idle interceptor out: nothing runs per record
     assert not producer.interceptors.on_send
     assert not producer.interceptors.on_acknowledgement
-    assert "produce" in vars(producer)  # the lean produce function, set per instance
     producer.close(0)
     consumer_icpt = MetricsConsumerInterceptor(meter_provider=NoOpMeterProvider())
     assert not consumer_icpt.recording
@@ -274,3 +273,46 @@ def test_two_clients_with_equal_attributes_sum_and_a_closed_clients_counts_stay(
     ]
     second.on_acknowledgement(RecordMetadata("orders", 1, 6), None, Headers())
     assert collect(reader)[SENT_MESSAGES].value(messaging__destination__name="orders") == 6
+
+
+def test_the_chain_leaves_out_an_idle_interceptor_but_still_rejects_a_misspelled_one() -> None:
+    """Hooks that are properties raising AttributeError (off for now) are not a typo."""
+    from kheaders import InterceptorChain
+
+    class Idle:
+        @property
+        def on_send(self) -> object:
+            raise AttributeError("off")
+
+    class Misspelled:
+        def on_sned(self, record: object) -> object:
+            return record
+
+    chain = InterceptorChain([Idle()])
+    assert chain.on_send == ()
+    assert chain.on_acknowledgement == ()
+    with pytest.raises(TypeError, match="on_sned"):
+        InterceptorChain([Misspelled()])
+
+
+def test_the_async_producer_runs_the_same_metrics_interceptor(
+    bootstrap: str, topic: str, meter_provider: MeterProvider, reader: InMemoryMetricReader
+) -> None:
+    import asyncio
+
+    from kheaders.aio import AIOProducer
+
+    config = {"bootstrap.servers": bootstrap}
+    icpt = MetricsProducerInterceptor(meter_provider=meter_provider)
+    icpt.configure(config)
+
+    async def main() -> None:
+        producer = AIOProducer(config, interceptors=[icpt])
+        futures = [await producer.produce(topic, b"v%d" % i, partition=0) for i in range(4)]
+        await asyncio.gather(*futures)
+        await producer.close()
+
+    asyncio.run(main())
+    metrics = collect(reader)
+    assert metrics[SENT_MESSAGES].value(messaging__destination__name=topic) == 4
+    assert metrics[OPERATION_DURATION].value(messaging__destination__name=topic).count == 4

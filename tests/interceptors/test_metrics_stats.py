@@ -96,14 +96,23 @@ def test_producer_queue_depth_and_broker_rtt_from_a_config_built_producer(
         meter_provider=meter_provider,
     )
     producer = Producer(config)
-    producer.list_topics(timeout=10)  # a metadata round trip: the broker has rtt samples
     for _ in range(7):
         producer.produce(topic, b"x" * 10)
-    wait_for(
-        lambda: bool(docs) and json.loads(docs[-1])["msg_cnt"] == 7, lambda: producer.poll(0.2), 20
-    )
-    wait_for(lambda: bool(json.loads(docs[-1])["brokers"]), lambda: producer.poll(0.2), 20)
-    last = json.loads(docs[-1])
+
+    def sampled() -> bool:
+        """A document with the 7 queued records and a broker with round trips in its window."""
+        if not docs:
+            return False
+        doc = json.loads(docs[-1])
+        timed = [b for b in doc["brokers"].values() if b["nodeid"] >= 0 and b["rtt"]["cnt"]]
+        return doc["msg_cnt"] == 7 and bool(timed)
+
+    def poll() -> None:
+        producer.list_topics(timeout=5)  # a metadata round trip: rtt samples in the window
+        producer.poll(0.3)
+
+    wait_for(sampled, poll, 30)
+    last = json.loads(docs[-1])  # what the bridge holds: no poll() since, so no newer one
     metrics = collect(reader)
     base = {"messaging.system": "kafka", "messaging.client.id": "queue-test"}
     assert metrics[QUEUE_MESSAGES].unit == "{message}"
@@ -112,13 +121,16 @@ def test_producer_queue_depth_and_broker_rtt_from_a_config_built_producer(
     assert metrics[QUEUE_BYTES].value(**base) == last["msg_size"] > 0
     rtt = metrics[BROKER_RTT]
     assert rtt.unit == "s"
-    host, _, port = bootstrap.split(",", maxsplit=1)[0].rpartition(":")
-    brokers = [b for b in last["brokers"].values() if b["nodeid"] >= 0 and b["rtt"]["cnt"]]
-    if not brokers:  # the window of the last document had no round trip
-        pytest.skip("no round-trip sample in the statistics window (broker idle)")
-    point = rtt.value(server__address=host, server__port=int(port))
-    assert point == brokers[0]["rtt"]["avg"] / 1e6
-    assert metrics[BROKER_RTT_P99].value(server__address=host) == brokers[0]["rtt"]["p99"] / 1e6
+    timed = [b for b in last["brokers"].values() if b["nodeid"] >= 0 and b["rtt"]["cnt"]]
+    assert len(rtt.points) == len(timed)
+    for broker in timed:
+        host, _, port = broker["nodename"].rpartition(":")
+        attrs = {"server__address": host, "server__port": int(port)}
+        assert (
+            rtt.value(**attrs, kheaders__broker__id=broker["nodeid"]) == broker["rtt"]["avg"] / 1e6
+        )
+        p99 = metrics[BROKER_RTT_P99].value(**attrs, kheaders__broker__id=broker["nodeid"])
+        assert p99 == broker["rtt"]["p99"] / 1e6
     producer.purge()
     producer.close(0)
 
@@ -206,3 +218,34 @@ def test_a_wrapped_client_is_bridged_when_built_with_the_bridge_config(
     assert bridge.latest.client_id == "wrapped-test"
     assert bridge.latest.client_type == "consumer"
     consumer.close()
+
+
+def test_the_async_producer_feeds_the_bridge_from_its_own_polling(
+    bootstrap: str, topic: str, meter_provider: MeterProvider, reader: InMemoryMetricReader
+) -> None:
+    import asyncio
+    import time
+
+    from kheaders.aio import AIOProducer
+
+    config = with_statistics(
+        {"bootstrap.servers": bootstrap, "client.id": "aio-stats"},
+        interval_ms=1000,
+        meter_provider=meter_provider,
+    )
+    bridge = config["stats_cb"]
+    assert isinstance(bridge, StatisticsBridge)
+
+    async def main() -> None:
+        producer = AIOProducer(config)
+        await (await producer.produce(topic, b"v"))
+        deadline = time.monotonic() + 20
+        while bridge.latest is None and time.monotonic() < deadline:
+            await asyncio.sleep(0.2)
+        await producer.close()
+
+    asyncio.run(main())
+    assert bridge.latest is not None
+    assert bridge.latest.client_id == "aio-stats"
+    queued = collect(reader)[QUEUE_MESSAGES].value(messaging__client__id="aio-stats")
+    assert queued == bridge.latest.queue_messages

@@ -477,6 +477,50 @@ def test_extract_never_raises(pairs: list[tuple[str, bytes | None]]) -> None:
     extract(Headers(pairs))
 
 
+def _seen(ctx: context.Context) -> tuple[object, ...]:
+    sc = trace.get_current_span(ctx).get_span_context()
+    state = list(sc.trace_state.items()) if sc.trace_state else []
+    return (
+        sc.is_valid,
+        sc.trace_id,
+        sc.span_id,
+        sc.trace_flags,
+        sc.is_remote,
+        state,
+        dict(baggage.get_all(ctx)),
+    )
+
+
+TRACE_VALUES = st.one_of(
+    st.none(),
+    st.binary(max_size=60),
+    st.sampled_from([REMOTE, REMOTE.upper(), f"00-{TRACE}-{SPAN}-00", "a=1,b=2", "user=u1"]).map(
+        str.encode
+    ),
+)
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["traceparent", "tracestate", "baggage", "x"]), TRACE_VALUES),
+        max_size=6,
+    )
+)
+def test_extract_fast_path_gives_what_the_w3c_propagators_give(
+    pairs: list[tuple[str, bytes | None]],
+) -> None:
+    """The W3C-only shortcut parses once; the propagators themselves agree on every input."""
+    from interceptors._tracing_common import STRICT_GETTER
+
+    headers = Headers(pairs)
+    for prop in (
+        CompositePropagator([TraceContextTextMapPropagator(), W3CBaggagePropagator()]),
+        TraceContextTextMapPropagator(),
+    ):
+        expected = prop.extract(headers, context=context.Context(), getter=STRICT_GETTER)
+        assert _seen(extract(headers, propagator=prop)) == _seen(expected)
+
+
 def test_process_span_is_a_child_of_the_creation_context(
     tracer: trace.Tracer, spans: Finished
 ) -> None:

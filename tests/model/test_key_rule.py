@@ -65,7 +65,7 @@ CHILD = textwrap.dedent(
 
     class Adds:
         def on_send(self, record):
-            record.headers._items.append((KEY, b"secret-value"))  # behind the model's back
+            list.append(record.headers, (KEY, b"secret-value"))  # behind the model's back
             return record
 
     for name, statement in json.loads(sys.argv[4]).items():
@@ -170,3 +170,50 @@ def test_known_keys_are_remembered_with_their_utf8_size() -> None:
     assert key_size("préfixe") == len("préfixe".encode())
     assert KEY_SIZES["préfixe"] == 8
     assert "a\x00b" not in KEY_SIZES
+
+
+NAME_CHILD = textwrap.dedent(
+    """
+    import json, sys
+    from kheaders import Consumer, Producer
+    B = sys.argv[1]
+    CASES = {
+        "group.id with a lone surrogate": lambda: Consumer({"bootstrap.servers": B, "group.id": "g\\udcff"}),
+        "setting name with a lone surrogate": lambda: Producer({"bootstrap.servers": B, "client.id\\udcff": "x"}),
+        "client.id with a lone surrogate": lambda: Producer({"bootstrap.servers": B, "client.id": "a\\udcff"}),
+        "sasl.password with NUL": lambda: Producer({"bootstrap.servers": B, "sasl.password": "pa\\x00ss"}),
+        "subscribe to a lone surrogate": lambda: Consumer({"bootstrap.servers": B, "group.id": "g"}).subscribe(["t\\udcff"]),
+        "subscribe to a name with NUL": lambda: Consumer({"bootstrap.servers": B, "group.id": "g"}).subscribe(["t\\x00x"]),
+    }
+    for name, case in CASES.items():
+        print(json.dumps({"path": name, "outcome": "started"}), flush=True)
+        try:
+            case()
+            out = {"outcome": "accepted"}
+        except Exception as exc:
+            out = {"outcome": "raised", "type": type(exc).__name__, "message": str(exc)}
+        print(json.dumps({"path": name, **out}), flush=True)
+    """  # noqa: E501
+)
+
+
+def test_settings_and_topic_names_librdkafka_cannot_take_are_refused(bootstrap: str) -> None:
+    """The same C-string class at the other edges: config (SIGSEGV, an assertion abort, or a
+    value cut at NUL) and subscribe (SIGSEGV, or a subscription to the text before a NUL)."""
+    result = subprocess.run(
+        [sys.executable, "-c", NAME_CHILD, bootstrap],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    lines = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
+    outcomes = {line["path"]: line for line in lines}
+    crashed = [name for name, line in outcomes.items() if line["outcome"] == "started"]
+    assert result.returncode == 0, f"died with {result.returncode} on {crashed}: {result.stderr}"
+    assert len(outcomes) == 6
+    for name, outcome in outcomes.items():
+        expected = "InvalidNameError" if name.startswith("subscribe") else "ConfigurationError"
+        assert (outcome["outcome"], outcome["type"]) == ("raised", expected), (name, outcome)
+        assert "pa\x00ss" not in outcome["message"], "a setting's value is never shown"

@@ -209,3 +209,123 @@ def test_kheaders_tail_never_prints_a_secret_header(bootstrap: str, topic: str) 
     assert text.count("<redacted>") == len(SECRETS)
     assert "s3cr3t" not in text
     assert b"s3cr3t".hex() not in text
+
+
+# Credentials under keys the key rule does not know: only their shape gives them away.
+SHAPED = {
+    "x-note": b"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzM2NyM3QifQ.s3cr3t-sig",  # a JWT
+    "Proxy-Authorization": b"Basic czNjcjN0OnMzY3IzdA==",  # known by its key now too
+    "x-forwarded-creds": b"Basic czNjcjN0OnMzY3IzdC1GRkZG",
+    "x-ci": b"ghp_s3cr3tAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+    "x-hook": b"xoxb-s3cr3t-1234567890",
+    "x-cloud": b"AKIAS3CR3TAAAAAAAAAA",
+    "x-model": b"sk-s3cr3tAAAAAAAAAAAAAAAAAAAAAA",
+    "x-db": b"postgres://app:s3cr3t@db:5432/orders",
+}
+SCHEMA_ID = b"\x01" + bytes(range(16))  # Schema Registry's header: shown, it is no secret
+
+
+def _shaped_leaks(text: str) -> list[str]:
+    needles = ["s3cr3t", "S3CR3T", "czNjcjN0", "eyJzdWIi"]
+    return [n for n in needles if n in text or n.encode().hex() in text]
+
+
+@pytest.mark.integration
+def test_credential_shaped_values_are_redacted_whatever_their_key_end_to_end(
+    bootstrap: str, topic: str
+) -> None:
+    import io
+
+    from kheaders._model.redact import Redactor
+    from kheaders.cli._tail import tail
+
+    headers = [*SHAPED.items(), ("__key_schema_id", SCHEMA_ID), ("trace", b"visible")]
+    with capture_logs() as events:
+        producer = Producer(
+            {"bootstrap.servers": bootstrap}, interceptors=[LoggingInterceptor("info")]
+        )
+        producer.produce(topic, b"v", headers=headers)
+        assert producer.flush(10) == 0
+    logged = json.dumps(events, default=repr)
+    assert _shaped_leaks(logged) == []
+    assert "visible" in logged
+    assert SCHEMA_ID.hex() in logged  # no longer hidden for containing "key"
+    out = io.StringIO()
+    tail(bootstrap, topic, out, redactor=Redactor(), from_beginning=True, limit=1, timeout=10)
+    text = out.getvalue()
+    assert _shaped_leaks(text) == []
+    assert text.count("<redacted>") == len(SHAPED)
+    assert f"__key_schema_id: 0x{SCHEMA_ID.hex()}" in text
+
+
+def test_value_detection_is_configurable() -> None:
+    from kheaders import Redactor
+
+    jwt = SHAPED["x-note"]
+    assert render_headers([("x-note", jwt)], Redactor(values=False)) == [("x-note", jwt.decode())]
+    custom = Redactor(value_patterns=[r"^internal-[0-9]+$"])
+    assert render_headers([("x", b"internal-42")], custom) == [("x", "<redacted>")]
+    assert render_headers([("x", b"internal-42")]) == [("x", "internal-42")]
+    plain = [
+        b"hello world",
+        b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        b"application/json",
+        b"Basic",
+        b"order-1234",
+        b"a.b.c",
+    ]
+    assert all(text != "<redacted>" for _, text in render_headers([("x", v) for v in plain]))
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        "Headers([('authorization', b'Bearer s3cr3t', 'x')])",
+        "Headers([(b'Bearer s3cr3t', 'authorization')])",  # swapped: the key is the secret
+        "Headers([['authorization']])",
+        "Headers([('authorization', {'token': 's3cr3t'})])",
+        "Headers().add(('authorization', b'Bearer s3cr3t', 1))",
+        "Producer(CONF).produce('t', b'v', headers=[('authorization', b'Bearer s3cr3t', 'x')])",
+        "Producer(CONF, interceptors=[Noop()]).produce('t', b'v', headers=[('authorization', b'Bearer s3cr3t', 'x')])",  # noqa: E501
+        "Producer(CONF).produce('t', b'v', headers=[('a\\x00uthorization', b'Bearer s3cr3t')])",
+        "Producer(CONF).produce('t', b'v', headers=[('authorization', 's3cr3t\\udcff')])",
+    ],
+)
+def test_malformed_headers_never_echo_a_value_in_the_exception(build: str) -> None:
+    class Noop:
+        def on_send(self, record: Any) -> Any:
+            return record
+
+    scope = {"Headers": Headers, "Producer": Producer, "Noop": Noop}
+    scope["CONF"] = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}
+    with pytest.raises((TypeError, ValueError)) as caught:
+        eval(build, scope)
+    assert "s3cr3t" not in str(caught.value)
+    assert "s3cr3t" not in repr(caught.value)
+
+
+def test_reprs_redact_sensitive_and_credential_shaped_values() -> None:
+    from kheaders import Header, ProducerRecord
+
+    h = Headers([("authorization", b"Bearer s3cr3t"), ("x-note", SHAPED["x-note"]), ("a", b"1")])
+    for text in (
+        repr(h),
+        repr(list(h)),
+        repr(h.last_header("x-note")),
+        repr(ProducerRecord("t", b"v", headers=h)),
+    ):
+        assert _shaped_leaks(text) == [], text
+    assert repr(Header("a", b"1")) == "Header(key='a', value=b'1')"
+    assert "<redacted>" in repr(Header("Cookie", b"sid=1"))
+
+
+def test_logging_interceptor_value_detection_follows_its_config_key() -> None:
+    from kheaders import ProducerRecord
+
+    record = ProducerRecord("t", b"v", headers=Headers([("x-note", SHAPED["x-note"])]))
+    for setting, shown in (("true", False), ("false", True)):
+        interceptor = LoggingInterceptor("info")
+        interceptor.configure({"kheaders.logging.redact.values": setting})
+        with capture_logs() as events:
+            interceptor.on_send(record)
+        assert (SHAPED["x-note"].decode() in json.dumps(events)) is shown

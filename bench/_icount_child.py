@@ -1,0 +1,153 @@
+"""One contender of ``bench.instructions`` under callgrind.
+
+Run as ``python -m bench._icount_child NAME N SIZE`` by ``bench.instructions``. librdkafka is
+replaced by :class:`FakeProducer` (a list and a loop calling delivery reports),
+so the instructions counted are the Python side only, the same for every contender, and do
+not depend on broker timing or librdkafka's threads. Everything is set up and warmed up
+before the ``N`` timed records, and the parent subtracts a run with ``N = 0``.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import confluent_kafka
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+
+from bench._workload import (
+    CLIENT_ID,
+    CLIENT_ID_VALUE,
+    CONTENT_TYPE,
+    JSON_TYPE,
+    Workload,
+    workload,
+)
+
+WARMUP = 500
+CONFIG = {"bootstrap.servers": "127.0.0.1:9092", "client.id": "bench-client"}
+
+
+class FakeProducer:
+    """Stands in for ``confluent_kafka.Producer``: records are queued, ``poll`` delivers them.
+
+    Delivery reports get a real ``confluent_kafka.Message`` (as librdkafka builds one per
+    report when a callback is set), offsets counting from 0.
+    """
+
+    def __init__(self, config: dict[str, object] | None = None, **_: object) -> None:
+        self.config = dict(config or {})
+        self._queue: list[tuple[Callable[..., object], str, object, object]] = []
+        self._offset = 0
+
+    def produce(
+        self,
+        topic: str,
+        value: object = None,
+        key: object = None,
+        partition: int = -1,
+        callback: Callable[..., object] | None = None,
+        on_delivery: Callable[..., object] | None = None,
+        timestamp: int = 0,
+        headers: object = None,
+    ) -> None:
+        cb = callback or on_delivery
+        if cb is not None:
+            self._queue.append((cb, topic, key, value))
+
+    def poll(self, timeout: float = -1) -> int:
+        queue, self._queue = self._queue, []
+        message = confluent_kafka.Message
+        offset = self._offset
+        for cb, topic, key, value in queue:
+            cb(None, message(topic=topic, partition=0, offset=offset, key=key, value=value))
+            offset += 1
+        self._offset = offset
+        return len(queue)
+
+    def flush(self, timeout: float = -1) -> int:
+        self.poll(0)
+        return 0
+
+    def __len__(self) -> int:
+        return len(self._queue)
+
+
+def _provider() -> tuple[TracerProvider, InMemorySpanExporter]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    return provider, exporter
+
+
+def _loop(produce: Callable[..., None], w: Workload, n: int) -> None:
+    cid = (CLIENT_ID, CLIENT_ID_VALUE)
+    ctype = (CONTENT_TYPE, JSON_TYPE)
+    for k, v in zip(w.keys[:n], w.values[:n], strict=True):
+        produce(topic="bench", value=v, key=k, headers=[cid, ctype])
+
+
+def build(name: str, w: Workload) -> tuple[Callable[[int], None], Callable[[], int]]:
+    """``(send n records and serve their reports, spans finished so far)`` for ``name``."""
+    provider, exporter = _provider()
+    confluent_kafka.Producer = FakeProducer  # type: ignore[misc]
+    if name == "sdk span only":
+        tracer = provider.get_tracer("bench")
+
+        def sdk(n: int) -> None:
+            for _ in range(n):
+                tracer.start_span("send bench", kind=SpanKind.PRODUCER).end()
+
+        return sdk, lambda: len(exporter.get_finished_spans())
+    producer: Any
+    if name == "otel instrumentation":
+        from opentelemetry.instrumentation.confluent_kafka import ConfluentKafkaInstrumentor
+
+        producer = ConfluentKafkaInstrumentor().instrument_producer(
+            FakeProducer(CONFIG), tracer_provider=provider
+        )
+    elif name == "kheaders span mode":
+        from interceptors.tracing import TracingProducerInterceptor
+        from kheaders import Producer
+
+        producer = Producer(
+            CONFIG,
+            interceptors=[TracingProducerInterceptor(mode="span", tracer_provider=provider)],
+        )
+    else:
+        raise SystemExit(f"unknown contender {name!r}")
+
+    def run(n: int) -> None:
+        _loop(producer.produce, w, n)
+        producer.flush()
+
+    return run, lambda: len(exporter.get_finished_spans())
+
+
+def main(argv: list[str]) -> int:
+    """Warm up, then run ``N`` records; exit 1 if the span count is not what was sent.
+
+    ``argv``: contender name, ``N``, and the workload size (the same in the parent's runs
+    with ``N`` and with 0 records, so making the inputs cancels out).
+    """
+    name, n, size = argv[0], int(argv[1]), int(argv[2])
+    w = workload(max(size, n, WARMUP))
+    run, spans = build(name, w)
+    if os.environ.get("BENCH_GC") == "off":  # where the collector's share is asked for
+        gc.disable()
+    run(WARMUP)
+    run(n)
+    if spans() != WARMUP + n:
+        print(f"{name}: {spans()} spans for {WARMUP + n} records", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
