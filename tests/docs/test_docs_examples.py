@@ -119,6 +119,23 @@ assert state[b"k"].value() == b"v2"   # the higher version wins over the later o
         Run(
             prelude="""
 import kheaders
+existing = confluent_kafka.Producer({"bootstrap.servers": BOOTSTRAP})
+""",
+            check="""
+from opentelemetry.sdk.trace import TracerProvider
+names = [type(i).__name__ for i in producer.interceptors.interceptors]
+assert names == ["TracingProducerInterceptor"]
+create_topic(BOOTSTRAP, "orders" + "-wrapped")
+with TracerProvider().get_tracer("app").start_as_current_span("checkout"):
+    producer.produce("orders" + "-wrapped", b"v")
+producer.close()
+(msg,) = read_back("orders" + "-wrapped", 1)
+assert msg.headers().last_header("traceparent") is not None
+""",
+        ),
+        Run(
+            prelude="""
+import kheaders
 create_topic(BOOTSTRAP, "orders")
 create_topic(BOOTSTRAP, "orders" + ".dlt")
 producer = kheaders.Producer({"bootstrap.servers": BOOTSTRAP})
@@ -203,7 +220,7 @@ assert msg.value() == b'{"order":"order-1","status":"created"}'
         ),
     ],
     "docs/guarantees.md": [],
-    "docs/headers.md": [Elsewhere("tests/docs/test_doctests.py")] * 6,
+    "docs/headers.md": [Elsewhere("tests/docs/test_doctests.py")] * 7,
     "docs/interceptors.md": [
         Run(
             check="""
@@ -298,6 +315,9 @@ def test_every_example_is_accounted_for() -> None:
         for entry in EXAMPLES[doc]:
             if isinstance(entry, Elsewhere):
                 assert Path(doc).name in (ROOT / entry.test).read_text(), (doc, entry.test)
+        for entry, code in zip(EXAMPLES[doc], blocks(doc), strict=True):
+            if entry == Elsewhere("tests/docs/test_doctests.py"):  # doctest runs >>> lines only
+                assert code.lstrip().startswith(">>> "), (doc, code[:40])
 
 
 def _localised(code: str, doc: str, suffix: str) -> str:
