@@ -106,6 +106,16 @@ class LoggingInterceptor:
         "_value_limit",
         "_warn",
     )
+    config_keys = (
+        LEVEL_KEY,
+        REDACT_KEY,
+        REDACT_EXTRA_KEY,
+        REDACT_ALLOW_KEY,
+        REDACT_VALUES_KEY,
+        CONSUME_KEY,
+        HEADERS_KEY,
+    )
+    """The client settings it reads (kheaders routes them to it, never to librdkafka)."""
 
     def __init__(
         self,
