@@ -59,11 +59,15 @@ class Elsewhere:
     test: str
 
 
+DOCTESTS = Elsewhere("tests/docs/test_doctests.py")
+"""Instead of a list: every block of the document is a ``>>>`` session that doctest runs."""
+
+
 def blocks(doc: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", (ROOT / doc).read_text(), re.S)
 
 
-EXAMPLES: dict[str, list[Run | Elsewhere]] = {
+EXAMPLES: dict[str, list[Run | Elsewhere] | Elsewhere] = {
     "README.md": [
         Elsewhere("tests/docs/test_readme.py"),
         Run(
@@ -220,7 +224,7 @@ assert msg.value() == b'{"order":"order-1","status":"created"}'
         ),
     ],
     "docs/guarantees.md": [],
-    "docs/headers.md": [Elsewhere("tests/docs/test_doctests.py")] * 7,
+    "docs/headers.md": DOCTESTS,
     "docs/interceptors.md": [
         Run(
             check="""
@@ -311,13 +315,16 @@ assert msg.headers().to_list() == [("content-type", b"application/json")]
 def test_every_example_is_accounted_for() -> None:
     assert sorted(EXAMPLES) == sorted(DOCS)
     for doc in DOCS:
-        assert len(EXAMPLES[doc]) == len(blocks(doc)), f"{doc}: list its new example here"
-        for entry in EXAMPLES[doc]:
+        entries = EXAMPLES[doc]
+        if entries == DOCTESTS:
+            assert Path(doc).name in (ROOT / DOCTESTS.test).read_text()
+            assert all(code.lstrip().startswith(">>> ") for code in blocks(doc)), doc
+            continue
+        assert isinstance(entries, list)
+        assert len(entries) == len(blocks(doc)), f"{doc}: list its new example here"
+        for entry in entries:
             if isinstance(entry, Elsewhere):
                 assert Path(doc).name in (ROOT / entry.test).read_text(), (doc, entry.test)
-        for entry, code in zip(EXAMPLES[doc], blocks(doc), strict=True):
-            if entry == Elsewhere("tests/docs/test_doctests.py"):  # doctest runs >>> lines only
-                assert code.lstrip().startswith(">>> "), (doc, code[:40])
 
 
 def _localised(code: str, doc: str, suffix: str) -> str:
@@ -334,7 +341,11 @@ def _localised(code: str, doc: str, suffix: str) -> str:
     return code
 
 
-RUNNABLE = [doc for doc in DOCS if any(isinstance(e, Run) for e in EXAMPLES[doc])]
+RUNNABLE = [
+    doc
+    for doc, entries in EXAMPLES.items()
+    if isinstance(entries, list) and any(isinstance(e, Run) for e in entries)
+]
 
 
 @pytest.mark.integration
@@ -369,7 +380,9 @@ def test_examples_run_and_do_what_the_text_says(doc: str, bootstrap: str) -> Non
         "Until": Until,
     }
     try:
-        for index, (entry, code) in enumerate(zip(EXAMPLES[doc], blocks(doc), strict=True)):
+        entries = EXAMPLES[doc]
+        assert isinstance(entries, list)
+        for index, (entry, code) in enumerate(zip(entries, blocks(doc), strict=True)):
             if not isinstance(entry, Run):
                 continue
             for part, text in (("prelude", entry.prelude), ("", code), ("check", entry.check)):
