@@ -319,3 +319,10 @@ def test_produce_batch_with_headers(
     assert msg.value() == b"a"
     with contract("produce_batch_drops_headers", flavour):
         assert msg.headers() is None
+
+
+def test_sasl_credentials_are_delegated(flavour: str, producer_config: dict[str, Any]) -> None:
+    with contract("producer_sasl_credentials", flavour):
+        producer = build_producer(flavour, producer_config)
+        assert producer.set_sasl_credentials("user", "secret") is None
+        producer.close()
