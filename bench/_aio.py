@@ -61,23 +61,48 @@ async def _await_batches(send: Callable[..., Awaitable[Any]], topic: str, w: Wor
         await fut
 
 
-def _timed_async(env: Env, n: int, run: Callable[[str, Workload], Awaitable[None]]) -> Sample:
-    """``asyncio.run`` of ``run(topic, workload)``; it times itself (setup excluded)."""
+Timed = Callable[[str, Workload], Awaitable[tuple[float, float]]]
+"""An async contender's body: given topic and records, returns (wall, CPU) seconds of its
+timed section (setup excluded)."""
+
+
+def _sample(n: int, seconds: float, cpu: float, mem: PeakRss) -> Sample:
+    """A sample with ``cpu_us``: process CPU per record, all threads (librdkafka's too)."""
+    return Sample(seconds, n, mem.growth_mb, {**mem.gc_extra(n), "cpu_us": cpu / n * 1e6})
+
+
+def _timed_async(env: Env, n: int, run: Timed) -> Sample:
+    """``asyncio.run`` of ``run(topic, workload)``, then the topic must hold ``n`` records."""
     w = workload(n)
     topic = env.new_topic("aio")
     gc.collect()
-    box: dict[str, float] = {}
+    box: dict[str, tuple[float, float]] = {}
     with PeakRss() as mem:
 
         async def main() -> None:
-            box["seconds"] = await run(topic, w)  # type: ignore[func-returns-value]
+            box["t"] = await run(topic, w)
 
         asyncio.run(main())
     try:
         env.check_count(topic, n)
     finally:
         env.drop_topic(topic)
-    return Sample(box["seconds"], n, mem.growth_mb, mem.gc_extra(n))
+    return _sample(n, *box["t"], mem)
+
+
+def _sync_cpu(env: Env, make: Callable[[], Any], loop: Any, n: int) -> Sample:
+    """``_run_producer`` (produce loop + flush) with ``cpu_us`` like the async samples."""
+    cpu = [0.0]
+
+    def around(body: Callable[[], None]) -> None:
+        start = time.process_time()
+        body()
+        cpu[0] = time.process_time() - start
+
+    def after(sample: Sample) -> None:
+        sample.extra["cpu_us"] = cpu[0] / n * 1e6
+
+    return _run_producer(env, make, loop, n, around=around, after=after)
 
 
 def aio_produce_group(env: Env) -> Group:
@@ -111,7 +136,7 @@ def aio_produce_group(env: Env) -> Group:
                         on_delivery=on_delivery,
                     )
 
-        sample = _run_producer(env, lambda: Producer(cfg), loop, n)
+        sample = _sync_cpu(env, lambda: Producer(cfg), loop, n)
         if delivered[0] != n:
             raise RuntimeError(f"{n - delivered[0]} records not reported delivered")
         return sample
@@ -119,44 +144,44 @@ def aio_produce_group(env: Env) -> Group:
     def sync_plain(n: int) -> Sample:
         from kheaders import Producer
 
-        return _run_producer(env, lambda: Producer(cfg), loop_fixed, n)
+        return _sync_cpu(env, lambda: Producer(cfg), loop_fixed, n)
 
     def kh_aio(n: int) -> Sample:
         from kheaders.aio import AIOProducer
 
-        async def run(topic: str, w: Workload) -> float:
+        async def run(topic: str, w: Workload) -> tuple[float, float]:
             producer = AIOProducer(cfg)
 
             async def send(topic: str, v: bytes, k: bytes, h: Any) -> Any:
                 return await producer.produce(topic, v, k, headers=h)
 
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             await _await_batches(send, topic, w)
-            seconds = time.perf_counter() - t0
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
             await producer.close()
-            return seconds
+            return seconds, cpu
 
-        return _timed_async(env, n, run)  # type: ignore[arg-type]
+        return _timed_async(env, n, run)
 
     def confluent_aio(n: int) -> Sample:
         from confluent_kafka.aio import AIOProducer
 
-        async def run(topic: str, w: Workload) -> float:
+        async def run(topic: str, w: Workload) -> tuple[float, float]:
             producer = AIOProducer(dict(cfg))
 
             async def send(topic: str, v: bytes, k: bytes, _h: Any) -> Any:
                 return await producer.produce(topic, v, k)  # headers: NotImplementedError
 
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             await _await_batches(send, topic, w)
-            seconds = time.perf_counter() - t0
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
             await producer.close()
-            return seconds
+            return seconds, cpu
 
-        return _timed_async(env, n, run)  # type: ignore[arg-type]
+        return _timed_async(env, n, run)
 
     def aiokafka_send(n: int) -> Sample:
-        async def run(topic: str, w: Workload) -> float:
+        async def run(topic: str, w: Workload) -> tuple[float, float]:
             producer = aiokafka.AIOKafkaProducer(
                 bootstrap_servers=env.bootstrap, linger_ms=5, acks="all", client_id="bench-client"
             )
@@ -165,13 +190,13 @@ def aio_produce_group(env: Env) -> Group:
             async def send(topic: str, v: bytes, k: bytes, h: Any) -> Any:
                 return await producer.send(topic, value=v, key=k, headers=h)
 
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             await _await_batches(send, topic, w)
-            seconds = time.perf_counter() - t0
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
             await producer.stop()
-            return seconds
+            return seconds, cpu
 
-        return _timed_async(env, n, run)  # type: ignore[arg-type]
+        return _timed_async(env, n, run)
 
     no_aiokafka = "" if aiokafka else "unavailable: pip install aiokafka (dev extra)"
     return Group(
@@ -205,26 +230,26 @@ def aio_consume_group(env: Env) -> Group:
     def kh_aio(n: int) -> Sample:
         from kheaders.aio import AIOConsumer
 
-        async def run(_topic: str, _w: Workload) -> float:
+        async def run(_topic: str, _w: Workload) -> tuple[float, float]:
             consumer = AIOConsumer(env.consumer_config())
             tp = confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)
             await consumer.assign([tp])
             while await consumer.poll(1.0) is None:  # connection and first fetch: untimed
                 pass
             seen = 0
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             while seen < n - 1:
                 for msg in await consumer.consume(BATCH, 1.0):
                     if len(msg.headers()) == 3:
                         seen += 1
-            seconds = time.perf_counter() - t0
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
             await consumer.close()
-            return seconds
+            return seconds, cpu
 
         return _timed_read(n, run)
 
     def aiokafka_getmany(n: int) -> Sample:
-        async def run(_topic: str, _w: Workload) -> float:
+        async def run(_topic: str, _w: Workload) -> tuple[float, float]:
             consumer = aiokafka.AIOKafkaConsumer(
                 bootstrap_servers=env.bootstrap, enable_auto_commit=False, group_id=None
             )
@@ -234,16 +259,16 @@ def aio_consume_group(env: Env) -> Group:
             await consumer.seek_to_beginning(tp)
             await consumer.getone()  # connection and first fetch: untimed
             seen = 0
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             while seen < n - 1:
                 batches = await consumer.getmany(timeout_ms=1000, max_records=BATCH)
                 for records in batches.values():
                     for record in records:
                         if len(record.headers) == 3:
                             seen += 1
-            seconds = time.perf_counter() - t0
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
             await consumer.stop()
-            return seconds
+            return seconds, cpu
 
         return _timed_read(n, run)
 
@@ -266,16 +291,16 @@ def aio_consume_group(env: Env) -> Group:
     )
 
 
-def _timed_read(n: int, run: Callable[[str, Workload], Awaitable[float]]) -> Sample:
+def _timed_read(n: int, run: Timed) -> Sample:
     gc.collect()
-    box: dict[str, float] = {}
+    box: dict[str, tuple[float, float]] = {}
     with PeakRss() as mem:
 
         async def main() -> None:
-            box["seconds"] = await run("", workload(1))
+            box["t"] = await run("", workload(1))
 
         asyncio.run(main())
-    return Sample(box["seconds"], n - 1, mem.growth_mb, mem.gc_extra(n - 1))
+    return _sample(n - 1, *box["t"], mem)
 
 
 def aio_groups(env: Env) -> list[Group]:

@@ -179,13 +179,14 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         """
         if self._plain and callback is None and on_delivery is None:
             # nobody sees this record before librdkafka: only its headers are checked
+            sent = headers
             if headers is not None and (type(headers) is not list or headers != self._fits):
-                headers = self._checked(headers)
+                sent = self._checked(headers)
             try:
-                return self._raw_produce(
-                    topic, value, key, partition, None, None, timestamp, headers
-                )
+                return self._raw_produce(topic, value, key, partition, None, None, timestamp, sent)
             except TypeError as exc:
+                if sent is headers and type(headers) is list and headers:
+                    return self._memo_refused(topic, value, key, partition, timestamp, headers)
                 raise _unsendable(topic, key, value, exc) from exc
         record = ProducerRecord(
             topic,
@@ -197,6 +198,21 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         )
         self._send(record, callback or on_delivery or self._default_cb, None)
         return None
+
+    def _memo_refused(  # noqa: PLR0917 - produce()'s arguments
+        self, topic: str, value: Any, key: Any, partition: int, timestamp: int, headers: list[Any]
+    ) -> None:
+        """librdkafka refused a header list equal to the last one that passed the checks:
+        equality vouched for it (a ``bytearray`` value equals ``bytes``); check it properly.
+
+        Raises as :meth:`produce`.
+        """
+        self._fits = _NOTHING_CHECKED
+        sent = self._checked(headers)
+        try:
+            return self._raw_produce(topic, value, key, partition, None, None, timestamp, sent)
+        except TypeError as exc:
+            raise _unsendable(topic, key, value, exc) from exc
 
     def _checked(self, headers: HeaderTypes) -> Headers | list[Any] | None:
         """What librdkafka gets for headers passed with a record nobody else sees.

@@ -177,15 +177,26 @@ class AIOConsumer:
             self._prefetch = self._worker.submit(self._fetch, num, SLICE)
 
     def _handed(self, msgs: list[Message]) -> None:
-        """Store the offsets of records the application now has (see the module doc)."""
-        if not self._store:
+        """Store the offsets of records the application now has (see the module doc).
+
+        A batch is in order per partition, so its last record of each partition is found
+        from the end, stopping once every assigned partition was seen (at once, usually).
+        """
+        if not self._store or not msgs:
             return
-        last: dict[Any, Any] = {
-            (m.topic(), m.partition()): m.offset() for m in msgs if m.error() is None
-        }
+        sync = self._sync
+        wanted = len(sync.assignment()) if len(msgs) > 1 else 1
+        last: dict[Any, Any] = {}
+        for m in reversed(msgs):
+            if m.error() is None:
+                where = (m.topic(), m.partition())
+                if where not in last:
+                    last[where] = m.offset()
+                    if len(last) >= wanted:
+                        break
         if last:
             try:
-                self._sync.store_offsets(
+                sync.store_offsets(
                     offsets=[TopicPartition(t, p, o + 1) for (t, p), o in last.items()]
                 )
             except KafkaException as exc:  # e.g. the partition was revoked meanwhile
