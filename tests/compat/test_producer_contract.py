@@ -250,6 +250,7 @@ def test_a_raising_callback_propagates_from_flush_on_each_thread(
                 raised.append("main")
         assert len(done) == 4
         assert 1 <= len(raised) <= 4  # callback errors surface from flush, each at most once
+        producer.close()
 
 
 # -- subclassing -----------------------------------------------------------------------------
