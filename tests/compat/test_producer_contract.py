@@ -306,3 +306,15 @@ def test_delegated_methods_answer(
         assert producer.flush(10) == 0
         with pytest.raises(KafkaException):  # not transactional
             producer.begin_transaction()
+
+
+def test_produce_batch_with_headers(
+    flavour: str, producer_config: dict[str, Any], topic: str, reader: Callable[..., Any]
+) -> None:
+    producer = build_producer(flavour, producer_config)
+    assert producer.produce_batch(topic, [{"value": b"a", "headers": [("h", b"1")]}]) == 1
+    assert producer.flush(10) == 0
+    (msg,) = reader(topic, 1)
+    assert msg.value() == b"a"
+    with contract("produce_batch_drops_headers", flavour):
+        assert msg.headers() is None
