@@ -250,6 +250,7 @@ def test_a_raising_callback_propagates_from_flush_on_each_thread(
                 raised.append("main")
         assert len(done) == 4
         assert 1 <= len(raised) <= 4  # callback errors surface from flush, each at most once
+        producer.close()
 
 
 # -- subclassing -----------------------------------------------------------------------------
@@ -318,3 +319,10 @@ def test_produce_batch_with_headers(
     assert msg.value() == b"a"
     with contract("produce_batch_drops_headers", flavour):
         assert msg.headers() is None
+
+
+def test_sasl_credentials_are_delegated(flavour: str, producer_config: dict[str, Any]) -> None:
+    with contract("producer_sasl_credentials", flavour):
+        producer = build_producer(flavour, producer_config)
+        assert producer.set_sasl_credentials("user", "secret") is None
+        producer.close()
