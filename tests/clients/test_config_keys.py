@@ -39,10 +39,7 @@ INTERCEPTOR_CLASSES = sorted(
 )
 
 
-@pytest.fixture(autouse=True)
-def _clean() -> None:
-    fx.events.clear()
-    fx.Recorder.instances.clear()
+pytestmark = pytest.mark.usefixtures("clean_recorders")
 
 
 def test_every_interceptor_of_the_package_declares_the_keys_it_reads() -> None:

@@ -27,7 +27,7 @@ from interceptors.tracing import TracingProducerInterceptor
 from kheaders import Consumer, Headers, Producer, ProducerRecord, RecordMetadata
 from kheaders.broker import EmbeddedBroker, create_topic, free_port, wait_for_broker
 from tests.faults.ledger import Ledger, record_digest
-from tests.faults.proxy import FaultProxy, proxied_broker, wait_until
+from tests.faults.proxy import SEED, FaultProxy, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -37,19 +37,6 @@ PARTITIONS = 3
 MESSAGE_TIMEOUT_MS = 6000  # above the chaos' stalls and reconnects: only the blackout times out
 BLACKOUT_AT = 93_000  # the proxy refuses all traffic for longer than message.timeout.ms here
 BLACKOUT_RECORDS = 1_500
-SEED = 20261121
-
-
-@pytest.fixture
-def proxied() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
-    with proxied_broker(seed=SEED) as pair:
-        yield pair
-
-
-@pytest.fixture
-def proxied_process() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
-    with proxied_broker(seed=SEED, own_process=True) as pair:
-        yield pair
 
 
 # -- the proxy itself ---------------------------------------------------------------------------
