@@ -145,7 +145,7 @@ def test_flush_and_poll_return_counts(
         assert served == [None]
         producer.produce(topic, b"w", callback=lambda err, msg: served.append(err))
         count = 0
-        for _ in range(40):
+        for _ in range(120):
             count += producer.poll(0.25)
             if count:
                 break
@@ -319,3 +319,10 @@ def test_produce_batch_with_headers(
     assert msg.value() == b"a"
     with contract("produce_batch_drops_headers", flavour):
         assert msg.headers() is None
+
+
+def test_sasl_credentials_are_delegated(flavour: str, producer_config: dict[str, Any]) -> None:
+    with contract("producer_sasl_credentials", flavour):
+        producer = build_producer(flavour, producer_config)
+        assert producer.set_sasl_credentials("user", "secret") is None
+        producer.close()

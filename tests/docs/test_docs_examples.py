@@ -307,7 +307,8 @@ assert msg.headers().to_list() == [("content-type", b"application/json")]
         ),
         Elsewhere("tests/serde/test_serde.py"),
     ],
-    "docs/spark-sql.md": [Elsewhere("tests/spark/test_docs_spark.py")] * 2,
+    "docs/spark-cluster.md": [Elsewhere("tests/spark/test_docs_spark_cluster.py")],
+    "docs/spark-sql.md": [Elsewhere("tests/spark/test_docs_spark.py")] * 3,
     "docs/spark.md": [Elsewhere("tests/spark/test_docs_spark.py")] * 3,
 }
 

@@ -99,6 +99,15 @@ def test_spark_sql_md_examples(spark: Any, bootstrap: str, tmp_path: Path) -> No
             'assert [r.value for r in winners] == [b"old"]\n',
         ),
         (
+            "",
+            "rows = spark.sql(\"SELECT header_long(headers, 'version') AS v,"
+            " trace_id(headers) AS t,"
+            " header_text(with_header(headers, 'client.id', CAST('svc' AS BINARY)), 'client.id')"
+            ' AS c FROM records").collect()\n'
+            "assert [(r.v, r.t, r.c) for r in rows] =="
+            " [(2, '4bf92f3577b34da6a3ce929d0e0e4736', 'svc'), (1, None, 'svc')]\n",
+        ),
+        (
             "from kheaders.spark import register\n"
             "register(spark)\n"
             "bs = BOOTSTRAP\n"
