@@ -46,6 +46,7 @@ from kheaders import (
     RecordMetadata,
     Redactor,
     extract_trace_parent,
+    printable,
     render_headers,
     render_value,
 )
@@ -253,7 +254,7 @@ class LoggingInterceptor:
             event = self._common(message_headers(msg), msg.key())
             self._emit(
                 "kafka.consume",
-                topic=msg.topic(),
+                topic=printable(msg.topic() or ""),  # the broker's text: escaped
                 partition=msg.partition(),
                 offset=msg.offset(),
                 **event,

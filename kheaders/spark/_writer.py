@@ -123,8 +123,7 @@ class KafkaBatchWriter(DataSourceArrowWriter):
         return write_batches(self._options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Log the records delivered (Kafka has no transaction to commit here)."""
-        _log.info("kheaders sink: write committed", delivered=_delivered(messages))
+        """Nothing to do: Kafka has no transaction to commit here (every task flushed)."""
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Records already delivered by successful tasks stay in Kafka (at-least-once)."""
@@ -143,9 +142,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         return write_batches(self._options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
-        """Log the records delivered in micro-batch ``batchId``."""
-        done = _delivered(messages)
-        _log.info("kheaders sink: batch committed", batch=batchId, delivered=done)
+        """Nothing to do: every task of micro-batch ``batchId`` flushed its records."""
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Records already delivered stay in Kafka; the batch is replayed (at-least-once)."""

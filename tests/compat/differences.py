@@ -30,6 +30,11 @@ REASONS: dict[str, str] = {
         "a received record's headers are read-only (Kafka's RecordHeaders after send/receive);"
         " mutating them raises ReadOnlyHeadersError, whose message says how to copy them"
     ),
+    "produce_batch_drops_headers": (
+        "confluent-kafka's produce_batch() silently drops every message's headers (its issue"
+        " 2320); kheaders' produce_batch() sends each message through produce(), headers,"
+        " interceptors and serializers included"
+    ),
     "delivery_report_headers_is_none": (
         "in on_delivery, msg.headers() is the record's read-only Headers; confluent-kafka"
         " returns None there (its issue 574)"
