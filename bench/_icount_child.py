@@ -21,6 +21,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
+from bench._produce import POLL_EVERY
 from bench._workload import (
     CLIENT_ID,
     CLIENT_ID_VALUE,
@@ -86,11 +87,15 @@ def _provider() -> tuple[TracerProvider, InMemorySpanExporter]:
     return provider, exporter
 
 
-def _loop(produce: Callable[..., None], w: Workload, n: int) -> None:
+def _loop(producer: Any, w: Workload, n: int) -> None:
+    """The span group's loop (``bench._produce.loop_fresh_list_polled``), without retries."""
+    produce, poll = producer.produce, producer.poll
     cid = (CLIENT_ID, CLIENT_ID_VALUE)
     ctype = (CONTENT_TYPE, JSON_TYPE)
-    for k, v in zip(w.keys[:n], w.values[:n], strict=True):
+    for i, (k, v) in enumerate(zip(w.keys[:n], w.values[:n], strict=True)):
         produce(topic="bench", value=v, key=k, headers=[cid, ctype])
+        if i % POLL_EVERY == POLL_EVERY - 1:
+            poll(0)
 
 
 def build(name: str, w: Workload) -> tuple[Callable[[int], None], Callable[[], int]]:
@@ -124,7 +129,7 @@ def build(name: str, w: Workload) -> tuple[Callable[[int], None], Callable[[], i
         raise SystemExit(f"unknown contender {name!r}")
 
     def run(n: int) -> None:
-        _loop(producer.produce, w, n)
+        _loop(producer, w, n)
         producer.flush()
 
     return run, lambda: len(exporter.get_finished_spans())
