@@ -18,10 +18,9 @@ from typing import Any
 import confluent_kafka
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from bench._produce import POLL_EVERY
+from bench._produce import POLL_EVERY, CountingSpanExporter
 from bench._workload import (
     CLIENT_ID,
     CLIENT_ID_VALUE,
@@ -80,8 +79,8 @@ class FakeProducer:
         return len(self._queue)
 
 
-def _provider() -> tuple[TracerProvider, InMemorySpanExporter]:
-    exporter = InMemorySpanExporter()
+def _provider() -> tuple[TracerProvider, CountingSpanExporter]:
+    exporter = CountingSpanExporter()
     provider = TracerProvider()
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider, exporter
@@ -109,7 +108,7 @@ def build(name: str, w: Workload) -> tuple[Callable[[int], None], Callable[[], i
             for _ in range(n):
                 tracer.start_span("send bench", kind=SpanKind.PRODUCER).end()
 
-        return sdk, lambda: len(exporter.get_finished_spans())
+        return sdk, lambda: exporter.count
     producer: Any
     if name == "otel instrumentation":
         from opentelemetry.instrumentation.confluent_kafka import ConfluentKafkaInstrumentor
@@ -121,10 +120,15 @@ def build(name: str, w: Workload) -> tuple[Callable[[int], None], Callable[[], i
         from interceptors.tracing import TracingProducerInterceptor
         from kheaders import Producer
 
-        producer = Producer(
+        class FakeBacked(Producer):
+            _client_class = FakeProducer  # the client kheaders builds from the config
+
+        producer = FakeBacked(
             CONFIG,
             interceptors=[TracingProducerInterceptor(mode="span", tracer_provider=provider)],
         )
+        if not isinstance(producer.wrapped, FakeProducer):  # never measure (or wait for) a broker
+            raise SystemExit("kheaders.Producer did not build the fake client")
     else:
         raise SystemExit(f"unknown contender {name!r}")
 
@@ -132,7 +136,7 @@ def build(name: str, w: Workload) -> tuple[Callable[[int], None], Callable[[], i
         _loop(producer, w, n)
         producer.flush()
 
-    return run, lambda: len(exporter.get_finished_spans())
+    return run, lambda: exporter.count
 
 
 def main(argv: list[str]) -> int:
