@@ -16,11 +16,11 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from bench._groups import GROUP_NAMES, groups, selected
 from bench._model import Env, Group
 from bench._report import (
     ContenderResult,
@@ -35,47 +35,6 @@ from bench._report import (
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "results"
-
-Factory = Callable[[Env], "Group | list[Group]"]
-
-
-def _factories() -> list[tuple[str, Factory]]:
-    from bench._codecs import codec_groups
-    from bench._consume import consume_group, memory_group, traced_consume_group
-    from bench._metrics import metrics_groups
-    from bench._produce import plain_group, produce_group, spans_group, traced_group
-
-    return [
-        ("produce-plain", plain_group),
-        ("produce", produce_group),
-        ("produce-traced", traced_group),
-        ("produce-spans", spans_group),
-        ("consume", consume_group),
-        ("consume-traced", traced_consume_group),
-        ("memory", memory_group),
-        ("codec", codec_groups),
-        ("metrics", metrics_groups),
-    ]
-
-
-GROUP_NAMES = (
-    "produce-plain",
-    "produce",
-    "produce-traced",
-    "produce-spans",
-    "consume",
-    "consume-traced",
-    "memory",
-    "codec",
-    "metrics",
-    "spark",
-)
-
-
-def _selected(name: str, only: list[str] | None) -> bool:
-    if not only:
-        return True
-    return any(name == o or name.startswith(o + ":") or o.startswith(name + ":") for o in only)
 
 
 def _log(message: str) -> None:
@@ -128,16 +87,6 @@ def _run_group(group: Group, rounds: int) -> GroupResult:
                 f"  peak {sample.peak_rss_mb:7.1f} MiB"
             )
     return GroupResult(group, results)
-
-
-def _groups(env: Env, only: list[str] | None) -> Iterator[Group]:
-    for name, factory in _factories():
-        if not _selected(name, only):
-            continue
-        made = factory(env)
-        for group in made if isinstance(made, list) else [made]:
-            if _selected(group.name, only):
-                yield group
 
 
 def _profile_misses(result: GroupResult) -> dict[str, str]:
@@ -273,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     _log(f"broker: {broker.kind} at {broker.bootstrap}")
     env = Env(broker.bootstrap, records=args.records, quick=args.quick)
     try:
-        for group in _groups(env, args.only):
+        for group in groups(env, args.only):
             _log(f"== {group.name}: {group.title} ({group.count:,} per run)")
             try:
                 result = run_group(group, args.rounds, freeze=args.gc_freeze)
@@ -287,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
         env.close()
         broker.stop()
     run_spark = not args.no_spark and (
-        _selected("spark", args.only) if args.only else not args.quick
+        selected("spark", args.only) if args.only else not args.quick
     )
     if run_spark:
         args.out.mkdir(parents=True, exist_ok=True)

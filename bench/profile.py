@@ -83,7 +83,7 @@ def profile_contenders(group: Group, names: list[str], count: int | None = None)
 
 def main(argv: list[str] | None = None) -> int:
     """Profile the kheaders contenders of one group against a broker found or started here."""
-    from bench._runner import _groups
+    from bench._groups import groups
     from kheaders.broker import find_or_start_broker
 
     parser = argparse.ArgumentParser(prog="python -m bench.profile")
@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     env = Env(broker.bootstrap, records=args.records, quick=False)
     reports: dict[str, str] = {}
     try:
-        for group in _groups(env, [args.group]):
+        for group in groups(env, [args.group]):
             try:
                 names = [c.name for c in group.contenders if c.name.startswith("kheaders")]
                 reports |= profile_contenders(group, names, args.records)

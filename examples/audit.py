@@ -1,5 +1,8 @@
 """The audit: reads ``orders`` and ``shipments`` and reports per trace id.
 
+With ``--notifications-topic`` it also reads what the asyncio notification service wrote and
+audits that hop too (shipments -> notifications: sync to async, the same traces).
+
 For each trace: the hops (topic, partition, offset), the client id of each hop and the
 latency between hops (record timestamps); then records counted in and out. Exits 1 when a
 record is missing or a trace is broken (see ``kheaders.demo.audit``).
@@ -26,19 +29,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help="stop after this long without a record (default: wait for --count)",
     )
+    p.add_argument("--notifications-topic", default=None, help="also audit this hop")
     args = p.parse_args(argv)
     bootstrap = connect(args)
-    records = read_topics(
-        bootstrap,
-        {args.orders_topic: args.count, args.shipments_topic: args.count},
-        timeout=args.timeout,
-        idle_timeout=args.idle_timeout,
-    )
-    report = audit(
-        (audit_record(m) for m in records), args.orders_topic, args.shipments_topic, args.count
-    )
+    names = [args.orders_topic, args.shipments_topic]
+    if args.notifications_topic:
+        names.append(args.notifications_topic)
+    topics: dict[str, int | None] = dict.fromkeys(names, args.count)
+    records = [
+        audit_record(m)
+        for m in read_topics(
+            bootstrap, topics, timeout=args.timeout, idle_timeout=args.idle_timeout
+        )
+    ]
+    report = audit(records, args.orders_topic, args.shipments_topic, args.count)
     print(format_audit(report, args.show), flush=True)
-    return 0 if report.ok else 1
+    if not args.notifications_topic:
+        return 0 if report.ok else 1
+    hop = audit(records, args.shipments_topic, args.notifications_topic, args.count)
+    print(format_audit(hop, 0), flush=True)
+    return 0 if report.ok and hop.ok else 1
 
 
 if __name__ == "__main__":

@@ -54,6 +54,10 @@ DURATION_BUCKETS: tuple[float, ...] = (
 """Seconds: the conventions' advice (5 ms to 10 s) plus 1 and 2.5 ms for a local broker."""
 
 MAX_RATE_KEY = "kheaders.metrics.duration.max.per.second"
+MAX_PENDING_KEY = "kheaders.metrics.max.pending"
+CONFIG_KEYS = (MAX_RATE_KEY, MAX_PENDING_KEY)
+"""The metrics settings; both metrics interceptors declare them, so one config can serve a
+producer and a consumer."""
 DEFAULT_MAX_RATE = 100
 
 AttrValue = str | int

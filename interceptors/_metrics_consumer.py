@@ -12,6 +12,7 @@ from opentelemetry.metrics import MeterProvider
 
 from interceptors._config import Config
 from interceptors._metrics_common import (
+    CONFIG_KEYS,
     AttrKey,
     Attrs,
     Instruments,
@@ -104,6 +105,8 @@ class MetricsConsumerInterceptor:
     """
 
     __slots__ = ("_base", "_bridge", "_counts", "_off", "_provider", "_registry")
+    config_keys = CONFIG_KEYS
+    """The client settings it reads (kheaders routes them to it, never to librdkafka)."""
 
     def __init__(self, *, meter_provider: MeterProvider | None = None) -> None:
         self._provider = meter_provider

@@ -10,7 +10,9 @@ from opentelemetry.metrics import MeterProvider
 
 from interceptors._config import Config, get_int
 from interceptors._metrics_common import (
+    CONFIG_KEYS,
     DEFAULT_MAX_RATE,
+    MAX_PENDING_KEY,
     MAX_RATE_KEY,
     AttrKey,
     Attrs,
@@ -33,7 +35,6 @@ from interceptors._tracing_common import (
 )
 from kheaders import ConfigurationError, Headers, ProducerRecord, RecordMetadata
 
-MAX_PENDING_KEY = "kheaders.metrics.max.pending"
 DEFAULT_MAX_PENDING = 100_000
 
 _RawKey = tuple[str, int, str | None]
@@ -82,6 +83,8 @@ class MetricsProducerInterceptor:
         "_sampler",
         "_settings",
     )
+    config_keys = CONFIG_KEYS
+    """The client settings it reads (kheaders routes them to it, never to librdkafka)."""
 
     def __init__(
         self,

@@ -22,6 +22,15 @@ from kheaders import (
     format_tracestate,
 )
 
+MODE_KEY = "kheaders.tracing.mode"
+OVERWRITE_KEY = "kheaders.tracing.overwrite"
+MAX_PENDING_KEY = "kheaders.tracing.max.pending.spans"
+LINK_ONLY_KEY = "kheaders.tracing.link.only"
+LINK_ONLY_TOPICS_KEY = "kheaders.tracing.link.only.topics"
+CONFIG_KEYS = (MODE_KEY, OVERWRITE_KEY, MAX_PENDING_KEY, LINK_ONLY_KEY, LINK_ONLY_TOPICS_KEY)
+"""The tracing settings; both tracing interceptors declare them all, so one config can serve
+a producer and a consumer."""
+
 INSTRUMENTATION_NAME = "kheaders.interceptors"
 INSTRUMENTATION_VERSION = __version__
 SCHEMA_URL = "https://opentelemetry.io/schemas/1.28.0"

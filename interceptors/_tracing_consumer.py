@@ -15,8 +15,11 @@ from interceptors._config import Config, get_bool, get_list, get_str, server_add
 from interceptors._tracing_common import (
     BATCH_COUNT,
     CLIENT_ID,
+    CONFIG_KEYS,
     CONSUMER_GROUP,
     DESTINATION_NAME,
+    LINK_ONLY_KEY,
+    LINK_ONLY_TOPICS_KEY,
     MESSAGE_KEY,
     MESSAGING_SYSTEM,
     OFFSET,
@@ -32,9 +35,6 @@ from interceptors._tracing_common import (
     message_headers,
     remote_span_context,
 )
-
-LINK_ONLY_KEY = "kheaders.tracing.link.only"
-LINK_ONLY_TOPICS_KEY = "kheaders.tracing.link.only.topics"
 
 AnyMessage: TypeAlias = "Message[Any, Any]"
 """A confluent-kafka Message whatever its key and value types."""
@@ -133,6 +133,8 @@ class TracingConsumerInterceptor:
     """
 
     __slots__ = ("_base", "_link_only", "_link_topics", "_provider", "_settings", "_tracer")
+    config_keys = CONFIG_KEYS
+    """The client settings it reads (kheaders routes them to it, never to librdkafka)."""
 
     def __init__(
         self,

@@ -13,13 +13,17 @@ from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, TraceS
 from interceptors._config import Config, get_bool, get_choice, get_int, get_str, server_address
 from interceptors._tracing_common import (
     CLIENT_ID,
+    CONFIG_KEYS,
     DESTINATION_NAME,
     ERROR_TYPE,
+    MAX_PENDING_KEY,
     MESSAGE_KEY,
     MESSAGING_SYSTEM,
+    MODE_KEY,
     OFFSET,
     OPERATION_NAME,
     OPERATION_TYPE,
+    OVERWRITE_KEY,
     PARTITION_ID,
     SERVER_ADDRESS,
     SERVER_PORT,
@@ -36,9 +40,6 @@ from interceptors._tracing_common import (
 )
 from kheaders import ConfigurationError, Header, Headers, ProducerRecord, RecordMetadata
 
-MODE_KEY = "kheaders.tracing.mode"
-OVERWRITE_KEY = "kheaders.tracing.overwrite"
-MAX_PENDING_KEY = "kheaders.tracing.max.pending.spans"
 MODES = ("propagate", "span")
 DEFAULT_MAX_PENDING = 100_000
 _MAX_TOPICS = 1024
@@ -97,6 +98,8 @@ class TracingProducerInterceptor:
         "_tracer",
         "_ts_cache",
     )
+    config_keys = CONFIG_KEYS
+    """The client settings it reads (kheaders routes them to it, never to librdkafka)."""
 
     def __init__(
         self,

@@ -43,6 +43,8 @@ class ClientIdInterceptor:
     """
 
     __slots__ = ("_explicit", "_header", "_pairs")
+    config_keys = (CLIENT_ID_KEY, APP_NAME_KEY, CLIENT_ID_HEADER_KEY, APP_NAME_HEADER_KEY)
+    """The client settings it reads (kheaders routes them to it, never to librdkafka)."""
 
     def __init__(
         self,

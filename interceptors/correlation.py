@@ -110,6 +110,8 @@ class CorrelationIdInterceptor:
     """
 
     __slots__ = ("_bind", "_explicit", "_header", "_inherit")
+    config_keys = (HEADER_KEY, INHERIT_KEY, BIND_KEY)
+    """The client settings it reads (kheaders routes them to it, never to librdkafka)."""
 
     def __init__(
         self,

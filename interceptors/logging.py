@@ -46,6 +46,7 @@ from kheaders import (
     RecordMetadata,
     Redactor,
     extract_trace_parent,
+    printable,
     render_headers,
     render_value,
 )
@@ -106,6 +107,16 @@ class LoggingInterceptor:
         "_value_limit",
         "_warn",
     )
+    config_keys = (
+        LEVEL_KEY,
+        REDACT_KEY,
+        REDACT_EXTRA_KEY,
+        REDACT_ALLOW_KEY,
+        REDACT_VALUES_KEY,
+        CONSUME_KEY,
+        HEADERS_KEY,
+    )
+    """The client settings it reads (kheaders routes them to it, never to librdkafka)."""
 
     def __init__(
         self,
@@ -243,7 +254,7 @@ class LoggingInterceptor:
             event = self._common(message_headers(msg), msg.key())
             self._emit(
                 "kafka.consume",
-                topic=msg.topic(),
+                topic=printable(msg.topic() or ""),  # the broker's text: escaped
                 partition=msg.partition(),
                 offset=msg.offset(),
                 **event,

@@ -19,13 +19,14 @@ from __future__ import annotations
 from interceptors._metrics_common import (
     CONSUMED_MESSAGES,
     DURATION_BUCKETS,
+    MAX_PENDING_KEY,
     MAX_RATE_KEY,
     OPERATION_DURATION,
     PROCESS_DURATION,
     SENT_MESSAGES,
 )
 from interceptors._metrics_consumer import MetricsConsumerInterceptor, process_metrics
-from interceptors._metrics_producer import MAX_PENDING_KEY, MetricsProducerInterceptor
+from interceptors._metrics_producer import MetricsProducerInterceptor
 from interceptors._metrics_stats import (
     BROKER_RTT,
     BROKER_RTT_P99,

@@ -10,22 +10,17 @@ an SDK TracerProvider is installed (globally or passed as ``tracer_provider``).
 from __future__ import annotations
 
 from interceptors._tracing_common import (
+    LINK_ONLY_KEY,
+    LINK_ONLY_TOPICS_KEY,
+    MAX_PENDING_KEY,
+    MODE_KEY,
+    OVERWRITE_KEY,
     StrictHeadersGetter,
     extract,
     remote_span_context,
 )
-from interceptors._tracing_consumer import (
-    LINK_ONLY_KEY,
-    LINK_ONLY_TOPICS_KEY,
-    TracingConsumerInterceptor,
-    process_span,
-)
-from interceptors._tracing_producer import (
-    MAX_PENDING_KEY,
-    MODE_KEY,
-    OVERWRITE_KEY,
-    TracingProducerInterceptor,
-)
+from interceptors._tracing_consumer import TracingConsumerInterceptor, process_span
+from interceptors._tracing_producer import TracingProducerInterceptor
 
 extract_context = extract
 """Alias of :func:`extract`."""

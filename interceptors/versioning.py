@@ -24,7 +24,13 @@ import time
 from collections.abc import Callable, Mapping
 
 from kheaders import ConfigurationError, ProducerRecord
-from kheaders.compaction import ENCODING_CONFIG, HEADER_CONFIG, Encoding, encode_version
+from kheaders.compaction import (
+    ENCODING_CONFIG,
+    HEADER_CONFIG,
+    CompactionRules,
+    Encoding,
+    encode_version,
+)
 
 _LOGICAL_BITS = 16
 _MAX_STAMP = (1 << 63) - 1
@@ -90,6 +96,10 @@ class VersionStampInterceptor:
     Raises ConfigurationError for a blank header or an unknown encoding; ``on_send`` raises
     ValueError for a version outside the signed 64-bit range (the chain logs and skips it).
     """
+
+    config_keys = CompactionRules.config_keys
+    """KIP-280's settings (``compaction.strategy*``): one config names this interceptor and
+    them; kheaders keeps them from librdkafka."""
 
     def __init__(
         self,

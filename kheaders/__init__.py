@@ -32,7 +32,13 @@ from kheaders._errors import (
 )
 from kheaders._model.headers import Header, Headers, HeaderTypes, HeaderValue
 from kheaders._model.limits import HeaderLimits
-from kheaders._model.redact import Redactor, is_sensitive, render_headers, render_value
+from kheaders._model.redact import (
+    Redactor,
+    is_sensitive,
+    printable,
+    render_headers,
+    render_value,
+)
 from kheaders._model.traceparent import (
     TraceParent,
     extract_trace_parent,
@@ -143,6 +149,7 @@ __all__ = [
     "media_type",
     "parse_traceparent",
     "parse_tracestate",
+    "printable",
     "render_headers",
     "render_value",
     "to_confluent",

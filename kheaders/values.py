@@ -29,10 +29,16 @@ from kheaders._codec.fieldtypes import (
     WireType,
     array,
     nullable_array,
-    struct_type,
 )
 from kheaders._codec.protocol import ValueCodec
-from kheaders._codec.struct import Field, StructCodec, TaggedStruct, field, tagged
+from kheaders._codec.struct import (
+    Field,
+    StructCodec,
+    TaggedStruct,
+    field,
+    struct_type,
+    tagged,
+)
 from kheaders._codec.values import (
     BOOL,
     JSON,

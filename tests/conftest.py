@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kheaders.broker import Broker, create_topic, find_or_start_broker
+from kheaders.broker import Broker, EmbeddedBroker, create_topic, find_or_start_broker
+
+if TYPE_CHECKING:
+    from tests.faults.proxy import FaultProxy
 
 # Hypothesis' per-example deadline measures the machine's load, not our code: CI runs on two
 # shared cores. Speed is the benchmarks' business (bench/), never a test's.
@@ -44,6 +48,24 @@ def topic_factory(bootstrap: str, request: pytest.FixtureRequest) -> Callable[..
         return create_topic(bootstrap, name, partitions=partitions, config=config)
 
     return make
+
+
+@pytest.fixture
+def proxied() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
+    """A fresh embedded broker that clients reach through a fault proxy (tests/faults/proxy.py)."""
+    from tests.faults.proxy import SEED, proxied_broker
+
+    with proxied_broker(seed=SEED) as pair:
+        yield pair
+
+
+@pytest.fixture
+def proxied_process() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
+    """As ``proxied``, the proxy running in a process of its own."""
+    from tests.faults.proxy import SEED, proxied_broker
+
+    with proxied_broker(seed=SEED, own_process=True) as pair:
+        yield pair
 
 
 @pytest.fixture

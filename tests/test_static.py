@@ -44,12 +44,6 @@ def test_package_ships_py_typed() -> None:
     assert (ROOT / "interceptors" / "py.typed").is_file()
 
 
-# Modules that still read Headers' fields directly, each until its owner switches it to the
-# internal API of kheaders/_model/headers.py (received, trusted, pairs_of, the read_only
-# property). Remove a module from this list when it no longer does: the test says so.
-_HEADERS_FIELDS_PENDING = frozenset({"kheaders/_client/producer.py", "kheaders/_client/lean.py"})
-
-
 def _headers_private_names() -> frozenset[str]:
     from kheaders._model.headers import Headers
 
@@ -69,20 +63,110 @@ def _private_headers_uses(path: Path, private: frozenset[str]) -> list[str]:
 def test_no_module_reads_headers_private_fields() -> None:
     """Only kheaders/_model/headers.py touches Headers' fields; others use its internal API."""
     private = _headers_private_names()
-    assert {"_items", "_read_only"} <= private
+    assert "_read_only" in private
     owner = ROOT / "kheaders" / "_model" / "headers.py"
-    found: dict[str, list[str]] = {}
-    for top in ("kheaders", "interceptors", "bench", "examples", "tests"):
-        for path in sorted((ROOT / top).rglob("*.py")):
-            if path != owner:
-                uses = _private_headers_uses(path, private)
-                if uses:
-                    found[path.relative_to(ROOT).as_posix()] = uses
-    unexpected = [
-        use for name, uses in found.items() if name not in _HEADERS_FIELDS_PENDING for use in uses
+    found = [
+        use
+        for top in ("kheaders", "interceptors", "bench", "examples", "tests")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if path != owner
+        for use in _private_headers_uses(path, private)
     ]
-    assert not unexpected, (
-        "use the internal API of kheaders/_model/headers.py instead:\n" + "\n".join(unexpected)
+    assert not found, (
+        "use the internal API of kheaders/_model/headers.py (received, trusted, pairs_of,"
+        " the read_only property) instead:\n" + "\n".join(found)
     )
-    stale = sorted(_HEADERS_FIELDS_PENDING - found.keys())
-    assert not stale, f"no longer read Headers' fields: remove from the pending list: {stale}"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path, module: str, modules: set[str]) -> set[str]:
+    """The modules of ``modules`` that ``path`` imports anywhere (functions and
+    ``TYPE_CHECKING`` blocks included): ``from pkg import sub`` counts as ``pkg.sub``."""
+
+    def known(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(m for a in node.names if (m := known(a.name)))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+                for _ in range(node.level - 1):
+                    package = package.rpartition(".")[0]
+                base = f"{package}.{base}" if base else package
+            for a in node.names:
+                sub = f"{base}.{a.name}"
+                if (m := sub if sub in modules else known(base)) is not None:
+                    found.add(m)
+    found.discard(module)
+    return found
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = len(index)
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            else:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+    return found
+
+
+def test_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_module_import_cycles_in_kheaders_interceptors_and_bench() -> None:
+    """No two modules import each other, even lazily or for type checking only: a cycle
+    hides which of them is the lower layer (import-linter checks only between layers)."""
+    paths = {
+        _module_name(p): p
+        for top in ("kheaders", "interceptors", "bench")
+        for p in (ROOT / top).rglob("*.py")
+    }
+    modules = set(paths)
+    graph = {m: _imports(p, m, modules) for m, p in paths.items()}
+    assert graph["kheaders._codec.struct"] >= {"kheaders._codec.fieldtypes"}
+    assert not _cycles(graph), _cycles(graph)

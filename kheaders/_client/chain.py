@@ -94,6 +94,17 @@ def _name(interceptor: object) -> str:
     return type(interceptor).__name__
 
 
+def implements(interceptor: object, hooks: Iterable[str]) -> bool:
+    """Whether ``interceptor`` has one of ``hooks``: a method, or a property that may be off
+    for now (metrics without a MeterProvider: the chain then leaves it out).
+    """
+    kind = type(interceptor)
+    return any(
+        callable(getattr(interceptor, h, None)) or isinstance(getattr(kind, h, None), property)
+        for h in hooks
+    )
+
+
 def _check_interceptor(interceptor: object, hooks: Sequence[str]) -> None:
     """Reject a class (not an instance) or an object that implements none of ``hooks``.
 
@@ -107,10 +118,8 @@ def _check_interceptor(interceptor: object, hooks: Sequence[str]) -> None:
             f"interceptor {interceptor.__qualname__} is a class: pass an instance"
             f" ({interceptor.__qualname__}()), or name the class in 'interceptor.classes'"
         )
-    if any(callable(getattr(interceptor, h, None)) for h in hooks):
+    if implements(interceptor, hooks):
         return
-    if any(isinstance(getattr(type(interceptor), h, None), property) for h in hooks):
-        return  # its hooks are properties that are off for now (an idle interceptor)
     odd = sorted(
         a
         for a in dir(interceptor)

@@ -12,22 +12,33 @@
 
 Interceptors from the config come first, then those passed as ``interceptors=``.
 
-Besides these five, every key starting with ``kheaders.`` (settings of kheaders'
-interceptors, e.g. ``kheaders.tracing.mode``) or ``compaction.strategy`` (KIP-280's
-settings, read by the version-stamp interceptor) is kheaders', as is every key an
-interceptor lists in its optional ``config_keys`` attribute (exact names, or prefixes ending
-in ``.``). Interceptors see them in ``configure(config)``; librdkafka never does.
+Whatever reads settings from a client config declares them in a ``config_keys`` attribute:
+exact names, or prefixes ending in ``.`` that claim every key below them. The clients
+declare the five keys above; the Producer's header limits declare theirs
+(:attr:`HeaderLimits.config_keys`); each interceptor declares its own (as
+``VersionStampInterceptor`` declares KIP-280's ``compaction.strategy*``). Declared keys reach
+interceptors in ``configure(config)`` and never librdkafka.
+
+``kheaders.`` is kheaders' namespace: a key in it that no part of the client declares is an
+error naming the closest declared key (the Java client warns about unknown configs; a typo
+here would silently turn a feature off). So is a key declared for the other kind of client
+(``key.deserializer`` or ``kheaders.header.limits.*`` for a consumer), a key that looks like
+a misspelt declared one, and an interceptor of the other kind (a consumer interceptor given
+to a producer).
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+from kheaders._client.chain import CONSUMER_HOOKS, PRODUCER_HOOKS, implements
 from kheaders._errors import ConfigurationError
 from kheaders._model.keys import c_string_problem, shown
+from kheaders._model.limits import HeaderLimits
 
 INTERCEPTOR_CLASSES = "interceptor.classes"
 KEY_SERIALIZER = "key.serializer"
@@ -41,42 +52,100 @@ KHEADERS_KEYS: tuple[str, ...] = (
     KEY_DESERIALIZER,
     VALUE_DESERIALIZER,
 )
-OWN_PREFIXES: tuple[str, ...] = ("kheaders.", "compaction.strategy")
-"""Keys starting with these are kheaders' settings, never librdkafka's."""
+NAMESPACE = "kheaders."
+"""kheaders' own settings: each key in it must be declared by a part of the client."""
+_LOOKALIKE = 0.9
+"""How alike (difflib's ratio) an undeclared key must be to a declared one to be a typo."""
 
 
-def _declared_keys(interceptors: Iterable[object]) -> tuple[set[str], tuple[str, ...]]:
-    """The exact keys and the prefixes (ending in ``.``) interceptors declare as theirs."""
-    exact: set[str] = set()
-    prefixes: list[str] = []
-    for i in interceptors:
-        keys = getattr(i, "config_keys", ())
-        for key in [keys] if isinstance(keys, str) else keys:
-            if not isinstance(key, str):
+@dataclass(frozen=True, slots=True)
+class DeclaredKeys:
+    """The ``config_keys`` of a client's parts: exact keys and prefixes ending in ``.``.
+
+    >>> class Audit:
+    ...     config_keys = ("acme.audit.level", "acme.audit.sink.")
+    >>> keys = DeclaredKeys.of([Audit()])
+    >>> keys.claims("acme.audit.sink.url"), keys.claims("acme.other")
+    (True, False)
+    """
+
+    exact: frozenset[str]
+    prefixes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, owners: Iterable[object]) -> DeclaredKeys:
+        """The keys ``owners`` declare (a ``str`` or an iterable of them; others ignored)."""
+        exact: set[str] = set()
+        prefixes: list[str] = []
+        for owner in owners:
+            keys = getattr(owner, "config_keys", ())
+            for key in [keys] if isinstance(keys, str) else keys:
+                if isinstance(key, str):
+                    (prefixes.append if key.endswith(".") else exact.add)(key)
+        return cls(frozenset(exact), tuple(prefixes))
+
+    def claims(self, key: str) -> bool:
+        """Whether ``key`` is declared (exactly, or below a declared prefix)."""
+        return key in self.exact or key.startswith(self.prefixes)
+
+
+class _Keys:
+    """A part of a client that only declares keys (the clients' own, header limits)."""
+
+    __slots__ = ("config_keys",)
+
+    def __init__(self, *keys: str) -> None:
+        self.config_keys = keys
+
+
+def _closest(key: str, known: Iterable[str], cutoff: float) -> str | None:
+    found = difflib.get_close_matches(key, sorted(known), n=1, cutoff=cutoff)
+    return found[0] if found else None
+
+
+def check_keys(
+    config: Mapping[str, object], declared: DeclaredKeys, elsewhere: Mapping[str, str], kind: str
+) -> None:
+    """Refuse the settings of ``config`` that no part of this ``kind`` of client declares.
+
+    ``elsewhere`` maps the keys of the other kind of client to its name (``"consumer"``).
+    Raises ConfigurationError naming the key, and the closest declared key when there is one,
+    for: a key declared for the other kind; a ``kheaders.*`` key nobody declares; any other
+    undeclared key that looks like a misspelt declared one (librdkafka would get it).
+    """
+    for key in config:
+        if not isinstance(key, str) or declared.claims(key):
+            continue  # a key that is not text is librdkafka's to refuse
+        if key in elsewhere:
+            if config[key] is None:
                 continue
-            if key.endswith("."):
-                prefixes.append(key)
-            else:
-                exact.add(key)
-    return exact, tuple(prefixes)
+            raise ConfigurationError(
+                f"{key} is a {elsewhere[key]} setting and has no meaning for a {kind}"
+            )
+        lookalike = _closest(key, declared.exact, _LOOKALIKE)
+        if lookalike is None and not key.startswith(NAMESPACE):
+            continue
+        closest = lookalike or _closest(key, [*declared.exact, *elsewhere], 0.6)
+        hint = (
+            f"; did you mean {closest!r}?"
+            if closest
+            else f": nothing in this {kind} (its interceptors included) declares it"
+        )
+        raise ConfigurationError(f"unknown setting {key!r}{hint}")
 
 
 def librdkafka_config(
     config: Mapping[str, object], interceptors: Iterable[object] = ()
 ) -> dict[str, object]:
-    """``config`` without kheaders' keys and those the ``interceptors`` declare.
+    """``config`` without kheaders' keys (its namespace included) and those the
+    ``interceptors`` declare.
 
     >>> librdkafka_config({"bootstrap.servers": "h:9092", "kheaders.tracing.mode": "span",
     ...                    "interceptor.classes": "a.B"})
     {'bootstrap.servers': 'h:9092'}
     """
-    exact, prefixes = _declared_keys(interceptors)
-    own = OWN_PREFIXES + prefixes
-    return {
-        k: v
-        for k, v in config.items()
-        if k not in KHEADERS_KEYS and k not in exact and not k.startswith(own)
-    }
+    declared = DeclaredKeys.of([_Keys(*KHEADERS_KEYS, NAMESPACE), *interceptors])
+    return {k: v for k, v in config.items() if not declared.claims(k)}
 
 
 def check_c_strings(config: Mapping[str, object]) -> None:
@@ -229,18 +298,50 @@ def resolve(
     the other side (e.g. ``key.deserializer`` in a producer config) is an error too.
     """
     check_c_strings(config)
+    serde = (KEY_SERIALIZER, VALUE_SERIALIZER)
+    deserde = (KEY_DESERIALIZER, VALUE_DESERIALIZER)
+    limits = HeaderLimits.config_keys
     if producer:
-        mine, theirs, method = (KEY_SERIALIZER, VALUE_SERIALIZER), "deserializer", "serialize"
+        kind, mine, method = "producer", serde, "serialize"
+        own, theirs = (
+            _Keys(INTERCEPTOR_CLASSES, *serde, *limits),
+            dict.fromkeys(deserde, "consumer"),
+        )
     else:
-        mine, theirs, method = (KEY_DESERIALIZER, VALUE_DESERIALIZER), "serializer", "deserialize"
-    for wrong in (f"key.{theirs}", f"value.{theirs}"):
+        kind, mine, method = "consumer", deserde, "deserialize"
+        own = _Keys(INTERCEPTOR_CLASSES, *deserde)
+        theirs = dict.fromkeys((*serde, *limits), "producer")
+    for wrong, other in theirs.items():  # early: before anything is built
         if config.get(wrong) is not None:
             raise ConfigurationError(
-                f"{wrong} is a {'consumer' if producer else 'producer'} setting"
-                f" and has no meaning for a {'producer' if producer else 'consumer'}"
+                f"{wrong} is a {other} setting and has no meaning for a {kind}"
             )
     key_fn = _serde(config.get(mine[0]), key, mine[0], method)
     value_fn = _serde(config.get(mine[1]), value, mine[1], method)
+    explicit = list(interceptors)
     built = build_interceptors(config.get(INTERCEPTOR_CLASSES), config)
-    everyone = [*built, *interceptors]
+    everyone = [*built, *explicit]
+    try:
+        _check_kinds(built, INTERCEPTOR_CLASSES, producer)
+        _check_kinds(explicit, "interceptors", producer)
+        check_keys(config, DeclaredKeys.of([own, *everyone]), theirs, kind)
+    except ConfigurationError:
+        _close_quietly(reversed(built))
+        raise
     return ClientSetup(librdkafka_config(config, everyone), everyone, key_fn, value_fn)
+
+
+def _check_kinds(interceptors: Iterable[object], setting: str, producer: bool) -> None:
+    """Raise ConfigurationError (naming ``setting``) for an interceptor of the other kind:
+    one with consumer hooks only given to a producer, or the reverse.
+    """
+    mine, theirs = (
+        (PRODUCER_HOOKS, CONSUMER_HOOKS) if producer else (CONSUMER_HOOKS, PRODUCER_HOOKS)
+    )
+    kind, other = ("producer", "consumer") if producer else ("consumer", "producer")
+    for i in interceptors:
+        if not isinstance(i, type) and not implements(i, mine) and implements(i, theirs):
+            raise ConfigurationError(
+                f"{setting}: {type(i).__module__}.{type(i).__qualname__} is a {other}"
+                f" interceptor ({', '.join(theirs)}); a {kind} runs {', '.join(mine)}"
+            )

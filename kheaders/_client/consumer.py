@@ -35,7 +35,7 @@ from confluent_kafka import KafkaError, Message, TopicPartition
 from kheaders import _telemetry
 from kheaders._client.chain import CONSUMER_HOOKS, InterceptorChain
 from kheaders._client.config import _close_quietly, resolve
-from kheaders._client.wrapping import ClientWrapper
+from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import DeserializationError, held_failures
 from kheaders._model.headers import received
 from kheaders._model.keys import check_name
@@ -84,20 +84,22 @@ def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
         raise
 
 
-class Consumer(ClientWrapper):
+class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     """A ``confluent_kafka.Consumer`` returning records with :class:`Headers` and decoded data.
 
-    ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
-    ``key.deserializer``, ``value.deserializer``), removed before librdkafka sees it. When an
+    Built as confluent's is: ``Consumer(config)``, ``Consumer(**config)`` or both (keywords
+    win), ``logger=`` included. ``config`` is librdkafka's config plus kheaders' keys
+    (``interceptor.classes``, ``key.deserializer``, ``value.deserializer``), removed before
+    librdkafka sees it. When an
     interceptor implements ``on_commit``, kheaders installs its own ``on_commit`` callback
     (calling the interceptors, then the config's ``on_commit``, if any), so async and
     automatic commits reach the interceptors too.
 
-    Raises ConfigurationError for a bad kheaders setting (naming it), TypeError for an object
-    that implements no consumer hook, and KafkaException for a setting librdkafka rejects.
+    Raises TypeError('expected configuration dict') without a config (as confluent-kafka),
+    ConfigurationError for a bad kheaders setting (naming it), TypeError for an object that
+    implements no consumer hook, and KafkaException for a setting librdkafka rejects.
     """
 
-    _client_attr = "_consumer"
     __slots__ = (
         "_chain",
         "_closed",
@@ -111,13 +113,17 @@ class Consumer(ClientWrapper):
 
     def __init__(
         self,
-        config: Mapping[str, object],
+        config: Mapping[str, object] | None = None,
+        /,
         *,
         interceptors: Iterable[object] = (),
         key_deserializer: object = None,
         value_deserializer: object = None,
         strict: bool = False,
+        logger: object = None,
+        **kwargs: object,
     ) -> None:
+        config = client_config(config, kwargs, logger)
         setup = resolve(
             config,
             interceptors=interceptors,
@@ -181,7 +187,7 @@ class Consumer(ClientWrapper):
             raise _unreadable_headers(msg, exc) from exc
         # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
         headers = received(raw_headers) if raw_headers else _EMPTY
-        msg.set_headers(headers)  # type: ignore[arg-type]
+        msg.set_headers(headers)
         kd = self._key_de
         vd = self._value_de
         if kd is None and vd is None:
@@ -242,8 +248,7 @@ class Consumer(ClientWrapper):
         if not msgs:
             return msgs
         if self._key_de is None and self._value_de is None:
-            # the common case, kept lean: one small call wraps a record's headers
-            wrap = received
+            # the common case, kept lean: one call per record gives it its read-only Headers
             events = False
             bad: list[Message] = []
             for msg in msgs:
@@ -254,10 +259,7 @@ class Consumer(ClientWrapper):
                         self._pending.append(_unreadable_headers(msg, exc))
                         bad.append(msg)
                         continue
-                    if h:
-                        msg.set_headers(wrap(h))  # type: ignore[arg-type]
-                    else:
-                        msg.set_headers(_EMPTY)  # type: ignore[arg-type]
+                    msg.set_headers(received(h) if h else _EMPTY)
                 else:
                     events = True
             out = [m for m in msgs if m not in bad] if bad else msgs
@@ -384,20 +386,34 @@ def wrap_consumer(
     value_deserializer: object = None,
     strict: bool = False,
     group_id: str | None = None,
+    config: Mapping[str, object] | None = None,
 ) -> Consumer:
-    """Wrap an existing ``confluent_kafka.Consumer``; closing the wrapper closes it.
+    """Wrap an existing ``confluent_kafka.Consumer`` (or a subclass, e.g. confluent's
+    ``DeserializingConsumer``), which the wrapper then owns: ``close()`` and ``with`` close it.
 
+    ``config`` is for what the wrapped consumer cannot tell: the settings it was built with
+    that interceptors read (``group.id``, ``client.id``, ``bootstrap.servers`` for tracing and
+    metrics attributes) and kheaders' own keys (``interceptor.classes``,
+    ``value.deserializer``, ``kheaders.*``), resolved exactly as :class:`Consumer` resolves its
+    config; librdkafka never sees it. ``group_id`` defaults to its ``group.id``.
     Its config cannot be changed any more, so interceptors' ``on_commit`` sees synchronous
     commits only (build a :class:`Consumer` to also see async and automatic commits).
-    Raises TypeError for an interceptor that implements no consumer hook,
-    ConfigurationError for a deserializer without ``deserialize``.
+
+    Raises TypeError for an asyncio client (use ``kheaders.aio``) or an interceptor that
+    implements no consumer hook, ConfigurationError for a bad setting or a deserializer
+    without ``deserialize``.
     """
+    refuse_async(consumer, "wrap_consumer")
+    config = config or {}
     setup = resolve(
-        {},
+        config,
         interceptors=interceptors,
         key=key_deserializer,
         value=value_deserializer,
         producer=False,
     )
     chain = _chain(setup.interceptors, strict)
+    if group_id is None:
+        group = config.get("group.id")
+        group_id = group if isinstance(group, str) else None
     return Consumer._wrap(consumer, chain, setup.key, setup.value, group_id)

@@ -66,7 +66,7 @@ def _report(  # noqa: PLR0917 - bound by functools.partial; librdkafka adds (err
     if java_cb is not None:
         java_cb(md, err)  # type: ignore[arg-type]
     elif cb is not None:
-        msg.set_headers(headers)  # type: ignore[arg-type]
+        msg.set_headers(headers)
         cb(err, msg)
 
 

@@ -1,67 +1,75 @@
 """A header-aware producer around ``confluent_kafka.Producer``, with interceptors and serializers.
 
 Per record, in Kafka's order: interceptors' ``on_send`` → key, then value serializer (they
-see the live, writable headers) → ``headers.close()`` → librdkafka ``produce``. Every
-interceptor's ``on_acknowledgement`` runs exactly once per record: on delivery, on delivery
-failure, or when ``produce`` itself raised (the exception is then re-raised to the caller).
+see the live, writable headers) → header limits and ``headers.close()`` → librdkafka
+``produce``. Every interceptor's ``on_acknowledgement`` runs exactly once per record: on
+delivery, on delivery failure, or when ``produce`` itself raised (the exception is then
+re-raised to the caller).
 
-The producer picks its ``produce`` implementation at construction: without interceptors and
-serializers it is a thin check-and-forward (header keys must be ``str``) costing a few percent
-of librdkafka's own enqueue time.
+There is one ``produce``. A record that no interceptor, serializer or callback needs to see
+skips building a :class:`ProducerRecord`: its headers are checked (the same rules, see
+:mod:`kheaders._client.outgoing`) and handed to librdkafka. A header list equal to the last
+one that passed the checks is not checked again (one C-level comparison), so the usual
+"same headers on every record" costs nothing per record.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import confluent_kafka
+from confluent_kafka import KafkaError, KafkaException
 
 from kheaders._client.chain import PRODUCER_HOOKS, InterceptorChain
 from kheaders._client.config import _close_quietly, resolve
 from kheaders._client.delivery import DeliveryCallback, SendCallback, delivery_report
-from kheaders._client.lean import EMPTY, READ_ONLY_AT_SEND, lean_produce, writable
+from kheaders._client.outgoing import EMPTY, closed, plain_list, writable
+from kheaders._client.rawcall import RawProduce, raw_produce, unsendable
 from kheaders._client.records import ProducerRecord, RecordMetadata
-from kheaders._client.wrapping import ClientWrapper
+from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._log import get_logger
-from kheaders._model.headers import Headers, HeaderTypes
-from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits, check_sendable
-
-if TYPE_CHECKING:
-    pass
+from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes
+from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits
 
 _log = get_logger("kheaders.producer")
 
+_NOTHING_CHECKED: list[Any] = [object()]
+"""Equal to no header list: the memo of the last header list that passed the checks, at first."""
 
-class Producer(ClientWrapper):
+
+class Producer(ClientWrapper, client=confluent_kafka.Producer):
     """A ``confluent_kafka.Producer`` whose records carry :class:`Headers` through interceptors.
 
-    ``config`` is librdkafka's config plus kheaders' keys (``interceptor.classes``,
-    ``key.serializer``, ``value.serializer``), which are removed before librdkafka sees it.
-    Every record's headers are checked against ``limits`` (a :class:`HeaderLimits`; default
-    from the ``kheaders.header.limits.*`` settings, else the defaults; ``False`` turns the
-    check off) before librdkafka sees the record (HeaderLimitError).
-    A config-level ``on_delivery`` callback becomes the default per-record callback (and so
-    also sees ``msg.headers()`` as the record's Headers).
+    Built as confluent's is: ``Producer(config)``, ``Producer(**config)`` or both (keywords
+    win), ``logger=`` included. ``config`` is librdkafka's config plus kheaders' keys
+    (``interceptor.classes``, ``key.serializer``, ``value.serializer``, ``kheaders.*``),
+    which are removed before librdkafka sees it. Every record's headers are checked against
+    ``limits`` (a :class:`HeaderLimits`; default from the ``kheaders.header.limits.*``
+    settings, else the defaults; ``False`` turns the check off) before librdkafka sees the
+    record (HeaderLimitError). A config-level ``on_delivery`` callback becomes the default
+    per-record callback (and so also sees ``msg.headers()`` as the record's Headers).
 
-    Raises ConfigurationError for a bad kheaders setting (naming the setting and class),
-    TypeError for an object that implements no producer hook, and confluent-kafka's
-    KafkaException for a setting librdkafka rejects.
+    Raises TypeError('expected configuration dict') without a config (as confluent-kafka),
+    ConfigurationError for a bad kheaders setting (naming the setting and class), TypeError
+    for an object that implements no producer hook, and confluent-kafka's KafkaException for
+    a setting librdkafka rejects.
     """
 
-    _client_attr = "_producer"
-    _client_class: type[confluent_kafka.Producer] = confluent_kafka.Producer
-    """The confluent-kafka class built from the config (kheaders.aio uses a subclass)."""
+    _client_class: type[confluent_kafka.Producer] | None = None
+    """The confluent-kafka class built from the config: ``confluent_kafka.Producer`` as found
+    when the producer is built (so OpenTelemetry's ``instrument()`` applies), or a subclass
+    whose ``produce`` takes confluent's positional arguments (kheaders.aio's)."""
     __slots__ = (
-        "__dict__",  # holds only the lean ``produce`` when no feature needs the full one
         "_ack",
         "_chain",
         "_closed",
         "_default_cb",
+        "_fits",
         "_key_ser",
         "_limits",
-        "_owned",
+        "_plain",
         "_producer",
         "_raw_produce",
         "_value_ser",
@@ -69,14 +77,18 @@ class Producer(ClientWrapper):
 
     def __init__(
         self,
-        config: Mapping[str, object],
+        config: Mapping[str, object] | None = None,
+        /,
         *,
         interceptors: Iterable[object] = (),
         key_serializer: object = None,
         value_serializer: object = None,
         strict: bool = False,
         limits: HeaderLimits | bool | None = None,
+        logger: object = None,
+        **kwargs: object,
     ) -> None:
+        config = client_config(config, kwargs, logger)
         header_limits = _limits(limits, config)
         setup = resolve(
             config,
@@ -88,19 +100,11 @@ class Producer(ClientWrapper):
         default_cb = setup.rdkafka.pop("on_delivery", None)
         chain = _chain(setup.interceptors, strict)
         try:
-            raw = self._client_class(setup.rdkafka)
+            raw = (self._client_class or confluent_kafka.Producer)(setup.rdkafka)
         except BaseException:
             chain.close()
             raise
-        self._setup(
-            raw,
-            chain,
-            setup.key,
-            setup.value,
-            default_cb,  # type: ignore[arg-type]
-            owned=True,
-            limits=header_limits,
-        )
+        self._setup(raw, chain, setup.key, setup.value, default_cb, header_limits)  # type: ignore[arg-type]
 
     @classmethod
     def _wrap(
@@ -112,41 +116,35 @@ class Producer(ClientWrapper):
         limits: HeaderLimits | None = DEFAULT_LIMITS,
     ) -> Producer:
         self = cls.__new__(cls)
-        self._setup(raw, chain, key_ser, value_ser, None, owned=False, limits=limits)
+        self._setup(raw, chain, key_ser, value_ser, None, limits)
         return self
 
     _producer: confluent_kafka.Producer
-    _raw_produce: Callable[..., None]
+    _raw_produce: RawProduce
     _limits: HeaderLimits | None
+    _fits: list[Any]
 
-    def _setup(
+    def _setup(  # noqa: PLR0917 - the producer's parts, set once
         self,
         raw: confluent_kafka.Producer,
         chain: InterceptorChain,
         key_ser: Callable[..., object] | None,
         value_ser: Callable[..., object] | None,
         default_cb: DeliveryCallback | None,
-        *,
-        owned: bool,
-        limits: HeaderLimits | None = DEFAULT_LIMITS,
+        limits: HeaderLimits | None,
     ) -> None:
         self._producer = raw
         self._limits = limits
-        self._raw_produce = raw.produce
+        self._raw_produce = raw_produce(raw, type(raw) is type(self)._client_class)
         self._chain = chain
         # bound once: a bound method made per record would be one more object in flight
         self._ack = chain.acknowledge if chain.on_acknowledgement else None
         self._key_ser = key_ser
         self._value_ser = value_ser
         self._default_cb = default_cb
-        self._owned = owned
         self._closed = False
-        self.__dict__.pop("produce", None)
-        lean = not (chain.on_send or chain.on_acknowledgement or key_ser or value_ser or default_cb)
-        if lean and type(self).produce is Producer.produce:  # not overridden by a subclass
-            lean_fn = lean_produce(raw.produce, limits)
-            lean_fn.__doc__ = Producer.produce.__doc__
-            self.produce = lean_fn  # type: ignore[method-assign]
+        self._fits = _NOTHING_CHECKED
+        self._plain = not (chain.on_send or self._ack or key_ser or value_ser or default_cb)
 
     # -- produce ----------------------------------------------------------------------------
 
@@ -170,10 +168,23 @@ class Producer(ClientWrapper):
 
         Raises ReadOnlyHeadersError for headers that are already closed, TypeError for a header
         key that is not ``str``, InvalidNameError for one that is empty, holds NUL or is not
-        encodable as UTF-8 (before librdkafka sees it), SerializationError when a serializer
-        fails, HeaderLimitError over a header limit, and
-        whatever librdkafka raises (BufferError when the queue is full, KafkaException).
+        encodable as UTF-8 (before librdkafka sees it), TypeError/ValueError for a bad value,
+        HeaderLimitError,
+        SerializationError when a serializer fails, TypeError for a key or value librdkafka
+        cannot send (naming the topic and type), and whatever librdkafka raises (BufferError
+        when the queue is full, KafkaException).
         """
+        if self._plain and callback is None and on_delivery is None:
+            # nobody sees this record before librdkafka: only its headers are checked
+            sent = headers
+            if headers is not None and (type(headers) is not list or headers != self._fits):
+                sent = self._checked(headers)
+            try:
+                return self._raw_produce(topic, value, key, partition, None, None, timestamp, sent)
+            except TypeError as exc:
+                if sent is headers and type(headers) is list and headers:
+                    return self._memo_refused(topic, value, key, partition, timestamp, headers)
+                raise unsendable(topic, key, value, exc) from exc
         record = ProducerRecord(
             topic,
             value,
@@ -183,6 +194,35 @@ class Producer(ClientWrapper):
             timestamp or None,
         )
         self._send(record, callback or on_delivery or self._default_cb, None)
+        return None
+
+    def _memo_refused(  # noqa: PLR0917 - produce()'s arguments
+        self, topic: str, value: Any, key: Any, partition: int, timestamp: int, headers: list[Any]
+    ) -> None:
+        """librdkafka refused a header list equal to the last one that passed the checks:
+        equality vouched for it (a ``bytearray`` value equals ``bytes``); check it properly.
+
+        Raises as :meth:`produce`.
+        """
+        self._fits = _NOTHING_CHECKED
+        sent = self._checked(headers)
+        try:
+            return self._raw_produce(topic, value, key, partition, None, None, timestamp, sent)
+        except TypeError as exc:
+            raise unsendable(topic, key, value, exc) from exc
+
+    def _checked(self, headers: HeaderTypes) -> Headers | list[Any] | None:
+        """What librdkafka gets for headers passed with a record nobody else sees.
+
+        Raises as :func:`~kheaders._client.outgoing.writable` and
+        :func:`~kheaders._client.outgoing.closed`.
+        """
+        if type(headers) is list and plain_list(headers, self._limits):
+            if not headers:
+                return None
+            self._fits = headers.copy()  # the next record with equal headers skips the check
+            return headers
+        return closed(writable(headers), self._limits) or None
 
     def send(self, record: ProducerRecord, on_delivery: SendCallback | None = None) -> None:
         """Send a :class:`ProducerRecord`; ``on_delivery(metadata, error)`` as in Java.
@@ -191,8 +231,8 @@ class Producer(ClientWrapper):
         (``on_delivery`` is not called; interceptors' ``on_acknowledgement`` is).
         Raises as :meth:`produce`.
         """
-        if record.headers._read_only:
-            raise ReadOnlyHeadersError(READ_ONLY_AT_SEND)
+        if record.headers.read_only:
+            raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
         self._send(record, None, on_delivery)
 
     def _send(
@@ -217,23 +257,25 @@ class Producer(ClientWrapper):
                 key = self._serialize(self._key_ser, "key", topic, headers, key)
             if self._value_ser is not None:
                 value = self._serialize(self._value_ser, "value", topic, headers, value)
-            check_sendable(headers._items, self._limits)
-            headers.close()
+            closed(headers, self._limits)
             report = None
             ack = self._ack
             if cb is not None or java_cb is not None or ack is not None:
                 report = delivery_report(headers, ack, cb, java_cb)
             partition = record.partition
-            self._raw_produce(
-                topic,
-                value,
-                key,
-                -1 if partition is None else partition,
-                report,
-                None,
-                record.timestamp or 0,
-                headers._items or None,
-            )
+            try:
+                self._raw_produce(
+                    topic,
+                    value,
+                    key,
+                    -1 if partition is None else partition,
+                    report,
+                    None,
+                    record.timestamp or 0,
+                    headers or None,
+                )
+            except TypeError as exc:
+                raise unsendable(topic, key, value, exc) from exc
         except Exception as exc:
             if chain.on_acknowledgement:
                 part = -1 if record.partition is None else record.partition
@@ -253,6 +295,51 @@ class Producer(ClientWrapper):
                 topic=topic,
                 field=field,
             ) from exc
+
+    def produce_batch(
+        self,
+        topic: str,
+        messages: list[dict[str, Any]],
+        partition: int = -1,
+        callback: DeliveryCallback | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> int:
+        """confluent-kafka's ``produce_batch``, headers included; return how many were queued.
+
+        Each message dict may hold ``value``, ``key``, ``partition``, ``timestamp``,
+        ``headers`` and ``callback``. Every message goes through :meth:`produce` (headers,
+        interceptors, serializers, limits: confluent's own ``produce_batch`` drops headers);
+        one that fails gets the error in its ``"_error"`` entry, as confluent-kafka does:
+        librdkafka's ``KafkaError`` (``_QUEUE_FULL`` for a full queue), or the exception
+        kheaders raised. Raises TypeError when ``messages`` is not a list.
+        """
+        if not isinstance(messages, list):
+            raise TypeError("messages must be a list")
+        default_cb = callback or on_delivery
+        good = 0
+        for m in messages:
+            try:
+                self.produce(
+                    topic,
+                    m.get("value"),
+                    m.get("key"),
+                    m.get("partition", partition),
+                    m.get("callback") or default_cb,
+                    None,
+                    m.get("timestamp", 0),
+                    m.get("headers"),
+                )
+            except BufferError:
+                m["_error"] = KafkaError(KafkaError._QUEUE_FULL)
+                continue
+            except KafkaException as exc:
+                m["_error"] = exc.args[0] if exc.args else exc
+                continue
+            except Exception as exc:
+                m["_error"] = exc
+                continue
+            good += 1
+        return good
 
     # -- the rest of the producer -----------------------------------------------------------
 
@@ -281,30 +368,30 @@ class Producer(ClientWrapper):
     def __len__(self) -> int:
         return len(self._producer)
 
-    def close(self, timeout: float | None = None) -> int:
-        """Flush (up to ``timeout`` seconds; ``None``: until every record is delivered or
-        failed, bounded by ``message.timeout.ms``), then close the interceptors.
+    def close(self, timeout: float | None = None) -> bool:
+        """Flush, close the producer (a wrapped one too), then the interceptors; True when
+        every record was delivered or failed before the producer closed (as confluent-kafka).
 
-        A producer kheaders built is then closed; records still queued after ``timeout`` are
-        purged (their interceptors see the failure) and counted in the return value and a log
-        warning. A wrapped producer is flushed only, never closed or purged.
-        Closing twice is a no-op returning 0.
+        ``timeout=None`` (confluent-kafka's ``close()``) waits until every record is delivered
+        or failed, which ``message.timeout.ms`` bounds. With a ``timeout`` in seconds, records
+        still queued then are purged (each gets its failure report, interceptors included),
+        logged, and ``close`` returns False. Closing twice returns True.
         """
         if self._closed:
-            return 0
+            return True
         self._closed = True
         try:
             remaining: int = self._producer.flush(-1 if timeout is None else timeout)
-            if remaining and self._owned:
+            if remaining:
                 _log.warning("records not delivered before close; purged", count=remaining)
                 self._producer.purge()
                 self._producer.poll(0)
-            close = getattr(self._producer, "close", None)  # newer confluent-kafka only
-            if self._owned and close is not None:
+            close = getattr(self._producer, "close", None)  # confluent-kafka >= 2.13
+            if close is not None:
                 close()
         finally:
             self._chain.close()
-        return remaining
+        return not remaining
 
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)
@@ -342,19 +429,30 @@ def wrap_producer(
     value_serializer: object = None,
     strict: bool = False,
     limits: HeaderLimits | None = DEFAULT_LIMITS,
+    config: Mapping[str, object] | None = None,
 ) -> Producer:
-    """Wrap an existing ``confluent_kafka.Producer`` (left as it is) in a kheaders Producer.
+    """Wrap an existing ``confluent_kafka.Producer`` (or a subclass, e.g. confluent's
+    ``SerializingProducer``) in a kheaders Producer, which then owns it: ``close()`` and
+    ``with`` close it too.
+
+    ``config`` is for what the wrapped producer cannot tell: the settings it was built with
+    that interceptors read (``client.id``, ``bootstrap.servers`` for tracing and metrics
+    attributes) and kheaders' own keys (``interceptor.classes``, ``value.serializer``,
+    ``kheaders.*``), resolved exactly as :class:`Producer` resolves its config; librdkafka
+    never sees it.
 
     >>> import confluent_kafka
     >>> p = wrap_producer(confluent_kafka.Producer({"bootstrap.servers": "127.0.0.1:9"}))
     >>> p.close(timeout=0)
-    0
+    True
 
-    Raises TypeError for an interceptor that implements no producer hook, ConfigurationError
-    for a serializer without ``serialize``.
+    Raises TypeError for an asyncio client (use ``kheaders.aio``) or an interceptor that
+    implements no producer hook, ConfigurationError for a bad setting or a serializer
+    without ``serialize``.
     """
+    refuse_async(producer, "wrap_producer")
     setup = resolve(
-        {},
+        config or {},
         interceptors=interceptors,
         key=key_serializer,
         value=value_serializer,

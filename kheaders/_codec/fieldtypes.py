@@ -8,7 +8,7 @@ Strings, bytes and arrays use the KIP-482 compact forms.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Final, Generic, Protocol, TypeVar
+from typing import Final, Generic, Protocol, TypeVar
 
 from kheaders._codec import fixed
 from kheaders._codec.compact_types import (
@@ -29,12 +29,8 @@ from kheaders._codec.varint import (
 )
 from kheaders._errors import DecodeError
 
-if TYPE_CHECKING:
-    from kheaders._codec.struct import TaggedStruct
-
 T = TypeVar("T")
 N = TypeVar("N", int, float)
-S = TypeVar("S", bound="TaggedStruct")
 
 
 class WireType(Protocol[T]):
@@ -197,27 +193,3 @@ def nullable_array(item: WireType[T]) -> FieldType[list[T] | None]:
         return read_compact_array(data, offset, item.read)
 
     return FieldType(f"nullable_{inner.name}", write, read)
-
-
-def struct_type(cls: type[S]) -> FieldType[S]:
-    """A nested tagged struct, written as COMPACT_BYTES holding its own versioned form.
-
-    The length prefix lets the nested struct evolve on its own (new versions, new tags).
-    """
-    name = f"struct[{cls.__name__}]"
-
-    def write(value: S) -> bytes:
-        if not isinstance(value, cls):
-            raise TypeError(f"{name} value must be {cls.__name__}, got {type(value).__name__}")
-        return write_compact_bytes(value.to_bytes())
-
-    def read(data: Buffer, offset: int) -> tuple[S, int]:
-        raw, pos = read_compact_bytes(data, offset)
-        if raw is None:
-            raise DecodeError(f"null where a non-null {name} is required", offset)
-        try:
-            return cls.from_bytes(raw), pos
-        except DecodeError as exc:
-            raise exc.shifted(pos - len(raw)) from exc  # offsets absolute in ``data``
-
-    return FieldType(name, write, read)

@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Generic, TypeVar, overload
 
-from kheaders._codec.compact_types import Buffer
-from kheaders._codec.fieldtypes import WireType
+from kheaders._codec.compact_types import Buffer, read_compact_bytes, write_compact_bytes
+from kheaders._codec.fieldtypes import FieldType, WireType
 from kheaders._codec.tagged import tagged_field_spans, write_tagged_fields
 from kheaders._codec.varint import _decode_unsigned, write_unsigned_varint
 from kheaders._errors import DecodeError
@@ -341,3 +341,27 @@ class TaggedStruct:
 
 
 _RESERVED = frozenset(dir(TaggedStruct)) | {"unknown_tags", "wire_version"}
+
+
+def struct_type(cls: type[S]) -> FieldType[S]:
+    """A nested tagged struct, written as COMPACT_BYTES holding its own versioned form.
+
+    The length prefix lets the nested struct evolve on its own (new versions, new tags).
+    """
+    name = f"struct[{cls.__name__}]"
+
+    def write(value: S) -> bytes:
+        if not isinstance(value, cls):
+            raise TypeError(f"{name} value must be {cls.__name__}, got {type(value).__name__}")
+        return write_compact_bytes(value.to_bytes())
+
+    def read(data: Buffer, offset: int) -> tuple[S, int]:
+        raw, pos = read_compact_bytes(data, offset)
+        if raw is None:
+            raise DecodeError(f"null where a non-null {name} is required", offset)
+        try:
+            return cls.from_bytes(raw), pos
+        except DecodeError as exc:
+            raise exc.shifted(pos - len(raw)) from exc  # offsets absolute in ``data``
+
+    return FieldType(name, write, read)

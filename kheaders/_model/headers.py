@@ -6,15 +6,15 @@ is the most recent one, and headers become read-only once handed to Kafka.
 
 Internal API (for kheaders' own modules; no other module touches a ``Headers``' fields,
 ``tests/test_static.py`` checks it): :func:`received` and :func:`trusted` wrap pairs that are
-already valid (decoded, or from librdkafka) without copying or checking them, and
-:func:`pairs_of` gives the pairs list itself, for the produce path to hand to librdkafka at
-no copy cost. Like Kafka's ``RecordHeaders``, the public class never exposes its list.
+already valid (decoded, or from librdkafka) without checking them; a ``Headers`` is itself
+the list of pairs (so it goes to librdkafka as it is), :func:`pairs_of` types it so, and
+:func:`pairs` iterates the stored pairs without making each a :class:`Header`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, TypeAlias, TypeVar, overload
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, SupportsIndex, TypeAlias, TypeVar, overload
 
 from kheaders._errors import DecodeError, ReadOnlyHeadersError
 from kheaders._model.header import Header
@@ -26,7 +26,17 @@ from kheaders._model.redact import redacted_repr
 if TYPE_CHECKING:
     from kheaders._codec.protocol import ValueCodec
 
-__all__ = ["Header", "HeaderTypes", "HeaderValue", "Headers"]
+__all__ = [
+    "READ_ONLY_MESSAGE",
+    "Header",
+    "HeaderTypes",
+    "HeaderValue",
+    "Headers",
+    "pairs",
+    "pairs_of",
+    "received",
+    "trusted",
+]
 
 T = TypeVar("T")
 _new_tuple = tuple.__new__
@@ -115,14 +125,41 @@ def _codec(codec: ValueCodec[T]) -> ValueCodec[T]:
     )
 
 
-_READ_ONLY_MESSAGE = (
+READ_ONLY_MESSAGE = (
     "these headers are read-only: they were already sent to Kafka or received from it."
-    " Make a writable copy with Headers(old_headers) and change that."
+    " Make a writable copy with Headers(old_headers) and change or send that."
 )
+"""The one wording for changing, or sending again, headers that belong to a sent record."""
 
 
-class Headers:
+_list_iter: Callable[[list[Any]], Iterator[Any]] = list.__iter__
+_list_reversed: Callable[[list[Any]], Iterator[Any]] = list.__reversed__
+_list_getitem: Callable[[list[Any], SupportsIndex | slice], Any] = list.__getitem__
+_list_setitem: Callable[[list[Any], SupportsIndex | slice, Any], None] = list.__setitem__
+_list_extend: Callable[[list[Any], Iterable[Any]], None] = list.extend
+_make = Header._make
+
+pairs: Callable[[list[Any]], Iterator[tuple[str, bytes | None]]] = list.__iter__
+"""``pairs(headers)``: the stored ``(key, value)`` pairs, in order, as they are kept.
+
+Received headers keep librdkafka's plain tuples (iterating a :class:`Headers` makes each a
+:class:`Header`); code inside kheaders that only reads keys and values iterates this way.
+"""
+
+
+def _as_header(item: tuple[str, bytes | None]) -> Header:
+    return item if type(item) is Header else _make(item)
+
+
+class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
     """Ordered record headers; duplicates allowed; writable until :meth:`close`.
+
+    A ``Headers`` is a ``list`` of :class:`Header` pairs (so code written for
+    confluent-kafka's ``[(key, value), ...]`` keeps working: ``h[0]``, ``len(h)``,
+    ``h == [("a", b"1")]``, ``isinstance(h, list)``) with KIP-82's methods on top. A ``str``
+    subscript is a lookup by key (``h["a"]``: the last value); list operations that change
+    the list check their pairs as :meth:`add` does and raise ReadOnlyHeadersError once
+    closed; those that build a new list (``h + other``, ``h[1:]``) give a plain ``list``.
 
     ``items`` may be ``None``, another ``Headers`` (copied; the copy is writable), a
     mapping, or an iterable of ``(key, value)`` pairs. Values may be ``bytes``,
@@ -134,6 +171,8 @@ class Headers:
     Header(key='a', value=b'2')
     >>> list(h.remove("a"))
     [Header(key='b', value=None)]
+    >>> h == [("b", None)], h[0], h["b"]
+    (True, Header(key='b', value=None), None)
 
     Raises TypeError for a key that is not ``str``, InvalidNameError (naming the key) for an
     empty key, one holding NUL or one not encodable as UTF-8 (the rule of
@@ -141,19 +180,18 @@ class Headers:
     naming the key for a value of another type.
     """
 
-    __slots__ = ("_items", "_read_only")
+    __slots__ = ("_read_only",)
 
-    _items: list[Header]
     _read_only: bool
 
     def __init__(self, items: HeaderTypes = None) -> None:
         self._read_only = False
         if items is None:
-            self._items = []
-        elif type(items) is Headers:
-            self._items = list(items)
+            return
+        if type(items) is Headers:
+            _list_extend(self, items)  # iterating makes every item a Header
         elif type(items) is list or type(items) is dict:  # the usual forms: no ABC checks
-            self._items = checked = []
+            checked: list[Header] = []
             sizes = KEY_SIZES
             for pair in items if isinstance(items, list) else items.items():
                 # the common case, (known key, bytes | None) tuples, checked inline
@@ -167,8 +205,9 @@ class Headers:
                         checked.append(_new_header(Header, pair))
                         continue
                 checked.append(_checked_pair(pair))
+            _list_extend(self, checked)
         else:
-            self._items = [_checked_pair(pair) for pair in _pairs(items)]
+            _list_extend(self, [_checked_pair(pair) for pair in _pairs(items)])
 
     @classmethod
     def from_confluent(
@@ -186,9 +225,9 @@ class Headers:
         """
         if raw is None:
             return trusted([], read_only=read_only)
-        if type(raw) is not list:
+        if not isinstance(raw, list):
             raise TypeError(f"expected Message.headers() (list or None), got {type(raw).__name__}")
-        return trusted([_new_tuple(Header, h) for h in raw], read_only=read_only)
+        return trusted([_new_tuple(Header, h) for h in _list_iter(raw)], read_only=read_only)
 
     @classmethod
     def from_message(cls, msg: object) -> Headers:
@@ -209,18 +248,11 @@ class Headers:
             return raw
         return cls.from_confluent(raw, read_only=True)
 
-    @classmethod
-    def _trusted(
-        cls, items: list[Header] | list[tuple[str, bytes | None]], *, read_only: bool
-    ) -> Headers:
-        """Kept for kheaders/_client/lean.py until it uses :func:`trusted`; then removed."""
-        return trusted(items, read_only=read_only)
-
     # -- mutation -------------------------------------------------------------------------
 
     def _check_writable(self) -> None:
         if self._read_only:
-            raise ReadOnlyHeadersError(_READ_ONLY_MESSAGE)
+            raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
 
     @overload
     def add(self, key: Header | tuple[str, HeaderValue], /) -> Headers: ...
@@ -232,21 +264,22 @@ class Headers:
         Raises ReadOnlyHeadersError once closed; TypeError/ValueError for a bad key or value.
         """
         if self._read_only:
-            raise ReadOnlyHeadersError(_READ_ONLY_MESSAGE)
+            raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
         if value is ...:
             if not isinstance(key, tuple) or len(key) != 2:
                 raise TypeError("add() takes (key, value) or one Header/2-tuple")
             key, value = key
-        self._items.append(_checked(key, value))
+        list.append(self, _checked(key, value))
         return self
 
-    def remove(self, key: str) -> Headers:
+    def remove(self, key: str) -> Headers:  # type: ignore[override]
         """Remove every header with ``key`` (no-op when absent); return ``self``.
 
+        Unlike ``list.remove``, it takes a key, not a pair (Kafka's ``remove(key)``).
         Raises ReadOnlyHeadersError once closed.
         """
         self._check_writable()
-        self._items = [h for h in self._items if h[0] != key]
+        _list_setitem(self, slice(None), [h for h in _list_iter(self) if h[0] != key])
         return self
 
     def set(self, key: str, value: HeaderValue) -> Headers:
@@ -257,18 +290,18 @@ class Headers:
         """
         self._check_writable()
         new = _checked(key, value)
-        items = self._items
-        for i, h in enumerate(items):
+        for i, h in enumerate(_list_iter(self)):
             if h[0] == key:
-                self._items = [*items[:i], new, *(x for x in items[i + 1 :] if x[0] != key)]
+                rest = [x for x in _list_getitem(self, slice(i + 1, None)) if x[0] != key]
+                _list_setitem(self, slice(i, None), [new, *rest])
                 return self
-        items.append(new)
+        list.append(self, new)
         return self
 
-    def clear(self) -> Headers:
+    def clear(self) -> Headers:  # type: ignore[override]
         """Remove all headers; return ``self``. Raises ReadOnlyHeadersError once closed."""
         self._check_writable()
-        self._items = []
+        list.clear(self)
         return self
 
     def close(self) -> Headers:
@@ -281,13 +314,67 @@ class Headers:
         """True once :meth:`close` was called (the record was sent or received)."""
         return self._read_only
 
+    # -- list's own mutators: checked like add(), refused once closed ---------------------
+
+    def append(self, pair: Header | tuple[str, HeaderValue]) -> None:
+        """``list.append``: as :meth:`add` with one pair, returning ``None``."""
+        self.add(pair)
+
+    def extend(self, pairs: Iterable[tuple[str, HeaderValue]]) -> None:
+        """``list.extend``: every pair checked as :meth:`add` does (all or none are added)."""
+        self._check_writable()
+        _list_extend(self, [_checked_pair(p) for p in _pairs(pairs)])
+
+    def __iadd__(self, pairs: Iterable[tuple[str, HeaderValue]]) -> Headers:  # type: ignore[override,misc]
+        self.extend(pairs)
+        return self
+
+    def insert(self, index: SupportsIndex, pair: tuple[str, HeaderValue]) -> None:
+        """``list.insert`` of one pair, checked as :meth:`add` does."""
+        self._check_writable()
+        list.insert(self, index, _checked_pair(pair))
+
+    def __setitem__(self, index: SupportsIndex | slice, pair: object) -> None:
+        self._check_writable()
+        if isinstance(index, slice):
+            _list_setitem(self, index, [_checked_pair(p) for p in _pairs(pair)])
+        else:
+            _list_setitem(self, index, _checked_pair(pair))
+
+    def __delitem__(self, index: SupportsIndex | slice) -> None:
+        self._check_writable()
+        list.__delitem__(self, index)
+
+    def pop(self, index: SupportsIndex = -1) -> Header:
+        """``list.pop``: remove and return the header at ``index`` (default: the last)."""
+        self._check_writable()
+        return _as_header(list.pop(self, index))
+
+    def sort(self, *, key: Callable[[Header], Any] | None = None, reverse: bool = False) -> None:
+        """``list.sort`` (by key then value unless ``key`` is given)."""
+        self._check_writable()
+        list.sort(self, key=key, reverse=reverse)
+
+    def reverse(self) -> None:
+        """``list.reverse``."""
+        self._check_writable()
+        list.reverse(self)
+
+    def __imul__(self, n: SupportsIndex) -> Headers:
+        self._check_writable()
+        return list.__imul__(self, n)
+
+    def __reduce__(self) -> tuple[Callable[..., Headers], tuple[list[Header], bool]]:
+        # list's default pickling would append items before restoring the read-only flag
+        return (_restore, (list(self), self._read_only))
+
     # -- reading --------------------------------------------------------------------------
 
     def last_header(self, key: str) -> Header | None:
         """The last header with ``key``, or ``None``."""
-        for h in reversed(self._items):
+        for h in _list_reversed(self):
             if h[0] == key:
-                return h if type(h) is Header else Header(*h)
+                return _as_header(h)
         return None
 
     @overload
@@ -301,9 +388,9 @@ class Headers:
         Raises DecodeError when ``codec`` cannot decode the bytes, TypeError when ``codec`` is
         not a value codec (e.g. the string ``"long"`` instead of ``LONG``).
         """
-        for h in reversed(self._items):
+        for h in _list_reversed(self):
             if h[0] == key:
-                value = h[1]
+                value: bytes | None = h[1]
                 if codec is None or value is None:
                     return value
                 return _codec(codec).decode(value)
@@ -311,7 +398,7 @@ class Headers:
 
     def headers(self, key: str) -> Iterator[Header]:
         """Every header with ``key``, in order."""
-        return (Header(*h) for h in self._items if h[0] == key)
+        return (_as_header(h) for h in _list_iter(self) if h[0] == key)
 
     @overload
     def values(self, key: str, codec: None = None) -> list[bytes | None]: ...
@@ -329,13 +416,13 @@ class Headers:
         [1, None]
         """
         if codec is None:
-            return [h[1] for h in self._items if h[0] == key]
+            return [h[1] for h in _list_iter(self) if h[0] == key]
         decode = _codec(codec).decode
-        return [None if h[1] is None else decode(h[1]) for h in self._items if h[0] == key]
+        return [None if h[1] is None else decode(h[1]) for h in _list_iter(self) if h[0] == key]
 
     def keys(self) -> list[str]:
         """The distinct keys, in first-seen order."""
-        return list(dict.fromkeys(h[0] for h in self._items))
+        return list(dict.fromkeys(h[0] for h in _list_iter(self)))
 
     def add_value(self, key: str, value: T, codec: ValueCodec[T]) -> Headers:
         """Append ``key`` with ``value`` encoded by ``codec`` (e.g. ``LONG``); return self.
@@ -348,7 +435,7 @@ class Headers:
         encode ``value``.
         """
         if self._read_only:
-            raise ReadOnlyHeadersError(_READ_ONLY_MESSAGE)
+            raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
         return self.add(key, _codec(codec).encode(value))
 
     def set_value(self, key: str, value: T, codec: ValueCodec[T]) -> Headers:
@@ -360,64 +447,76 @@ class Headers:
         return self.set(key, _codec(codec).encode(value))
 
     def to_list(self) -> list[tuple[str, bytes | None]]:
-        """confluent-kafka's form: a new list of ``(str, bytes | None)`` tuples."""
-        return list(self._items)
+        """confluent-kafka's form: a new plain list of ``(str, bytes | None)`` tuples."""
+        return list.copy(self)
 
     def to_dict(self) -> dict[str, bytes | None]:
         """A ``{key: value}`` dict in which the last header of each key wins."""
-        return dict(self._items)
+        return dict(_list_iter(self))
 
     def copy(self) -> Headers:
         """A writable copy (also of read-only headers)."""
-        return trusted(list(self), read_only=False)
+        return trusted(_list_iter(self), read_only=False)
+
+    def __copy__(self) -> Headers:
+        return trusted(_list_iter(self), read_only=self._read_only)
 
     def __iter__(self) -> Iterator[Header]:
-        items = self._items
-        if items and (type(items[0]) is not Header or type(items[-1]) is not Header):
-            return map(Header._make, items)
-        return iter(items)
+        if self and (
+            type(_list_getitem(self, 0)) is not Header
+            or type(_list_getitem(self, -1)) is not Header
+        ):
+            return map(_make, _list_iter(self))
+        return _list_iter(self)
 
-    def __getitem__(self, key: str) -> bytes | None:
-        """The last value of ``key`` (so ``dict(headers)`` keeps the last of each key).
+    def __reversed__(self) -> Iterator[Header]:
+        return map(_as_header, _list_reversed(self))
+
+    @overload
+    def __getitem__(self, key: str) -> bytes | None: ...
+    @overload
+    def __getitem__(self, key: SupportsIndex) -> Header: ...
+    @overload
+    def __getitem__(self, key: slice) -> list[Header]: ...
+    def __getitem__(self, key: str | SupportsIndex | slice) -> bytes | Header | list[Header] | None:
+        """``h["k"]``: the last value of ``k`` (so ``dict(headers)`` keeps the last of each
+        key); ``h[0]``: the first :class:`Header`; ``h[1:]``: a plain list of them.
 
         >>> h = Headers([("a", b"1"), ("a", b"2")])
-        >>> h["a"], dict(h)
-        (b'2', {'a': b'2'})
+        >>> h["a"], dict(h), h[0]
+        (b'2', {'a': b'2'}, Header(key='a', value=b'1'))
 
-        Raises KeyError when ``key`` is absent, TypeError for a non-``str`` key.
+        Raises KeyError when a key is absent, IndexError for a position past the end,
+        TypeError for a subscript of another type.
         """
-        if type(key) is not str and not isinstance(key, str):
+        if isinstance(key, str):
+            for h in _list_reversed(self):
+                if h[0] == key:
+                    return h[1]  # type: ignore[no-any-return]
+            raise KeyError(key)
+        if isinstance(key, slice):
+            return [_as_header(h) for h in _list_getitem(self, key)]
+        try:
+            return _as_header(_list_getitem(self, key))
+        except TypeError:
             raise TypeError(
-                f"headers are looked up by str key, got {type(key).__name__};"
-                " use list(headers) for positions"
-            )
-        for h in reversed(self._items):
-            if h[0] == key:
-                return h[1]
-        raise KeyError(key)
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def __bool__(self) -> bool:
-        return bool(self._items)
+                f"headers are looked up by str key or int position, got {type(key).__name__}"
+            ) from None
 
     def __contains__(self, key: object) -> bool:
-        # a plain loop: no generator frame per call (interceptors test a few keys per record)
-        for h in self._items:  # noqa: SIM110
-            if h[0] == key:
-                return True
-        return False
+        """``"k" in h``: a header with key ``k`` exists; a pair is looked up as in a list."""
+        if type(key) is str:
+            # a plain loop: no generator frame per call (interceptors test a few keys per record)
+            for h in _list_iter(self):  # noqa: SIM110
+                if h[0] == key:
+                    return True
+            return False
+        return list.__contains__(self, key)
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, Headers):
-            return self._items == other._items
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"({k!r}, {redacted_repr(k, v)})" for k, v in self._items)
+        inner = ", ".join(f"({k!r}, {redacted_repr(k, v)})" for k, v in _list_iter(self))
         suffix = ", read_only=True" if self._read_only else ""
         return f"Headers([{inner}]{suffix})"
 
@@ -431,7 +530,7 @@ class Headers:
 
         Raises ValueError for a key that is not encodable as UTF-8.
         """
-        return block_size(self._items)
+        return block_size(list.copy(self))
 
     def to_bytes(self) -> bytes:
         """Encode as the record-batch v2 header section (Kafka's ``DefaultRecord``).
@@ -441,7 +540,7 @@ class Headers:
 
         Raises ValueError for a key that is not encodable as UTF-8 (a lone surrogate).
         """
-        return encode_block(self._items)
+        return encode_block(list.copy(self))
 
     @classmethod
     def from_bytes(cls, data: bytes | bytearray | memoryview) -> Headers:
@@ -460,42 +559,48 @@ class Headers:
         return trusted(items, read_only=False)  # decode_block made every item a Header
 
 
-# -- internal API: kheaders' own modules build and read Headers only through these -----------
+def trusted(
+    items: Iterable[Header] | Iterable[tuple[str, bytes | None]], *, read_only: bool
+) -> Headers:
+    """Headers over pairs that are already valid (decoded, or from librdkafka), unchecked.
 
-_new_object = object.__new__
-
-
-def trusted(items: list[Header] | list[tuple[str, bytes | None]], *, read_only: bool) -> Headers:
-    """Headers around pairs that are already valid (decoded, or from librdkafka), not copied.
-
-    No check is made: the caller vouches for ``(str, bytes | None)`` pairs with non-empty keys
-    and hands the list over (it must not change it afterwards). Read-only headers may hold
-    plain tuples (made ``Header`` on iteration); writable ones always hold ``Header`` items,
-    so every later edit keeps them uniform.
+    No check is made: the caller vouches for ``(str, bytes | None)`` pairs with non-empty
+    keys. Read-only headers may hold plain tuples (made ``Header`` when read); writable ones
+    always hold ``Header`` items, so every later edit keeps them uniform.
     """
-    if not read_only:
-        for h in items:
-            if type(h) is not Header:
-                items = [x if type(x) is Header else _new_tuple(Header, x) for x in items]
-                break
-    self = _new_object(Headers)
-    self._items = items  # type: ignore[assignment]
-    self._read_only = read_only
-    return self
-
-
-def received(items: list[Header] | list[tuple[str, bytes | None]]) -> Headers:
-    """``trusted(items, read_only=True)`` for the consume path: one small call per record."""
-    self = _new_object(Headers)
-    self._items = items  # type: ignore[assignment]
-    self._read_only = True
-    return self
+    h = _new_headers(Headers)
+    if read_only:
+        _list_extend(h, items)
+    else:
+        _list_extend(h, [_as_header(x) for x in items])
+    h._read_only = read_only
+    return h
 
 
 def pairs_of(headers: Headers) -> list[tuple[str, bytes | None]]:
-    """The pairs list of ``headers`` itself (not a copy), in confluent-kafka's form.
+    """``headers`` themselves, typed as confluent-kafka's list of pairs (no copy).
 
-    For handing closed headers to librdkafka and to size checks without copying: the caller
-    only reads it. Use :meth:`Headers.to_list` for a list of one's own.
+    For handing closed headers to librdkafka and to size checks. Iterating a ``Headers``
+    makes each pair a :class:`Header`; :func:`pairs` iterates the stored pairs as they are.
     """
-    return headers._items  # type: ignore[return-value]
+    return headers
+
+
+def received(items: list[tuple[str, bytes | None]]) -> Headers:
+    """Read-only Headers over the pairs of a received record (librdkafka's list), unchecked.
+
+    The pairs are not copied one by one nor made :class:`Header` (that happens when read);
+    this is the whole per-record cost of giving a consumed record its Headers.
+    """
+    h = _new_headers(Headers)
+    _list_extend(h, items)
+    h._read_only = True
+    return h
+
+
+_new_headers = list.__new__
+
+
+def _restore(items: list[Header], read_only: bool) -> Headers:
+    """Unpickle :class:`Headers` (see ``__reduce__``)."""
+    return trusted(items, read_only=read_only)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 from kheaders import _telemetry
 from kheaders._codec.varint import varint_size
@@ -97,6 +98,11 @@ class HeaderLimits:
 
     Raises ValueError at construction for a limit below 1.
     """
+
+    config_keys: ClassVar[tuple[str, ...]] = tuple(
+        CONFIG_PREFIX + s for s in (*_SETTINGS, "enabled")
+    )
+    """The client settings these limits are read from (see :meth:`from_config`)."""
 
     max_headers: int = 1000
     max_key_bytes: int = 1024
@@ -177,7 +183,7 @@ class HeaderLimits:
                 continue
             name = _SETTINGS.get(key[len(CONFIG_PREFIX) :])
             if name is None:
-                known = ", ".join(CONFIG_PREFIX + s for s in (*_SETTINGS, "enabled"))
+                known = ", ".join(cls.config_keys)
                 raise ConfigurationError(f"unknown setting {key!r}; known: {known}")
             try:
                 number = int(str(value))

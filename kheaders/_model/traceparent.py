@@ -21,7 +21,7 @@ import re
 from binascii import unhexlify
 from typing import NamedTuple
 
-from kheaders._model.headers import Headers, pairs_of
+from kheaders._model.headers import Headers, pairs
 
 TRACEPARENT = "traceparent"
 """The header key of the W3C ``traceparent`` field."""
@@ -205,7 +205,7 @@ def extract_trace_parent(headers: Headers) -> TraceParent | None:
     """
     found: bytes | None = None
     count = 0
-    for key, value in pairs_of(headers):
+    for key, value in pairs(headers):
         if key == TRACEPARENT:
             count += 1
             found = value
@@ -222,5 +222,5 @@ def extract_trace_state(headers: Headers) -> list[tuple[str, str]]:
     """
     if extract_trace_parent(headers) is None:
         return []
-    parts = [_text(v) for k, v in pairs_of(headers) if k == TRACESTATE]
+    parts = [_text(v) for k, v in pairs(headers) if k == TRACESTATE]
     return parse_tracestate(",".join(p for p in parts if p))

@@ -107,21 +107,26 @@ class AIOConsumer:
         )
         self._worker = Worker("kheaders-aio-consumer", loop)
         self._ahead: deque[Item] = deque()
+        self._bad = 0  # failures (exceptions) among the items of _ahead
+        self._prefetch: concurrent.futures.Future[tuple[list[Item], int]] | None = None
         self._closed = False
         self._closing: asyncio.Task[None] | None = None
         self._rebalancing = 0  # a coroutine rebalance callback runs while the worker waits
 
     # -- reading ----------------------------------------------------------------------------
 
-    def _fetch(self, num: int, timeout: float) -> list[Item]:
-        """On the worker: one bounded read, in reading order; failures become items."""
+    def _fetch(self, num: int, timeout: float) -> tuple[list[Item], int]:
+        """On the worker: one bounded read, in reading order; failures become items.
+
+        Returns the items and how many of them are failures.
+        """
         sync = self._sync
         if num == 1:
             try:
                 msg = sync.poll(timeout)
             except DeserializationError as exc:
-                return [exc]
-            return [] if msg is None else [msg]
+                return [exc], 1
+            return ([] if msg is None else [msg]), 0
         items: list[Item] = []
         failures: list[DeserializationError] = []
         try:
@@ -137,39 +142,61 @@ class AIOConsumer:
             break
         for failure in failures:
             _insert_in_order(items, failure)
-        return items
+        return items, len(failures)
 
-    def _keep(self, cf: concurrent.futures.Future[list[Item]]) -> None:
+    def _keep(self, cf: concurrent.futures.Future[tuple[list[Item], int]]) -> None:
         """What a read abandoned by its cancelled caller returned: kept for the next read."""
         if cf.cancelled():
             return
         exc = cf.exception()
         if exc is not None:
             self._ahead.append(exc)
+            self._bad += 1
         else:
-            self._ahead.extend(cf.result())
+            items, bad = cf.result()
+            self._ahead.extend(items)
+            self._bad += bad
 
     async def _read(self, num: int, timeout: float) -> None:
-        """One slice read, appended to the read-ahead queue (after anything kept there)."""
-        cf = self._worker.submit(self._fetch, num, timeout)
+        """One slice read (or the prefetched one), appended to the read-ahead queue."""
+        cf = self._prefetch
+        self._prefetch = None
+        if cf is None:
+            cf = self._worker.submit(self._fetch, num, timeout)
         try:
-            items = await asyncio.wrap_future(cf, loop=self._loop)
+            items, bad = await asyncio.wrap_future(cf, loop=self._loop)
         except asyncio.CancelledError:
             cf.add_done_callback(self._keep)
             raise
         self._ahead.extend(items)
+        self._bad += bad
+
+    def _prefetch_next(self, num: int) -> None:
+        """Have the worker read the next batch while the application handles this one."""
+        if self._prefetch is None and not self._ahead and not self._closed:
+            self._prefetch = self._worker.submit(self._fetch, num, SLICE)
 
     def _handed(self, msgs: list[Message]) -> None:
-        """Store the offsets of records the application now has (see the module doc)."""
-        if not self._store:
+        """Store the offsets of records the application now has (see the module doc).
+
+        A batch is in order per partition, so its last record of each partition is found
+        from the end, stopping once every assigned partition was seen (at once, usually).
+        """
+        if not self._store or not msgs:
             return
-        last: dict[tuple[Any, Any], Any] = {}
-        for m in msgs:
+        sync = self._sync
+        wanted = len(sync.assignment()) if len(msgs) > 1 else 1
+        last: dict[Any, Any] = {}
+        for m in reversed(msgs):
             if m.error() is None:
-                last[(m.topic(), m.partition())] = m.offset()
+                where = (m.topic(), m.partition())
+                if where not in last:
+                    last[where] = m.offset()
+                    if len(last) >= wanted:
+                        break
         if last:
             try:
-                self._sync.store_offsets(
+                sync.store_offsets(
                     offsets=[TopicPartition(t, p, o + 1) for (t, p), o in last.items()]
                 )
             except KafkaException as exc:  # e.g. the partition was revoked meanwhile
@@ -178,13 +205,23 @@ class AIOConsumer:
     def _take(self, num: int) -> list[Message]:
         """Up to ``num`` read-ahead records, stopping before an exception (raised when first)."""
         ahead = self._ahead
+        out: list[Message]
+        if not self._bad:  # the usual case: records only
+            if len(ahead) <= num:
+                out = list(ahead)  # type: ignore[arg-type]
+                ahead.clear()
+            else:
+                out = [ahead.popleft() for _ in range(num)]  # type: ignore[misc]
+            self._handed(out)
+            return out
         first = ahead[0]
         if isinstance(first, BaseException):
             ahead.popleft()
+            self._bad -= 1
             if isinstance(first, DeserializationError):
                 self._handed([first.message])
             raise first
-        out: list[Message] = []
+        out = []
         while ahead and len(out) < num and not isinstance(ahead[0], BaseException):
             out.append(ahead.popleft())  # type: ignore[arg-type]
         self._handed(out)
@@ -221,7 +258,10 @@ class AIOConsumer:
             self._check_open()
             if not self._ahead and deadline is not None and loop.time() >= deadline:
                 return []
-        return self._take(num)
+        out = self._take(num)
+        if num > 1:
+            self._prefetch_next(num)
+        return out
 
     def __aiter__(self) -> Self:
         return self
@@ -235,7 +275,9 @@ class AIOConsumer:
             if self._closed:
                 raise StopAsyncIteration
             if self._ahead:
-                return self._take(1)[0]
+                msg = self._take(1)[0]
+                self._prefetch_next(ITER_BATCH)
+                return msg
             await self._read(ITER_BATCH, SLICE)
 
     # -- the rest of the consumer, on the worker thread -------------------------------------
@@ -297,7 +339,7 @@ class AIOConsumer:
 
     async def seek(self, partition: TopicPartition) -> None:
         """Move the fetch position of one partition; read-ahead records are dropped."""
-        self._ahead.clear()
+        self._drop_ahead()
         await self._call(self._sync.seek, partition)
 
     async def assignment(self) -> list[TopicPartition]:
@@ -351,8 +393,15 @@ class AIOConsumer:
             self._closing = self._loop.create_task(self._close())
         await asyncio.shield(self._closing)
 
-    async def _close(self) -> None:
+    def _drop_ahead(self) -> None:
         self._ahead.clear()
+        self._bad = 0
+        if self._prefetch is not None:
+            self._prefetch.cancel()  # or, already running, its result is never looked at
+            self._prefetch = None
+
+    async def _close(self) -> None:
+        self._drop_ahead()
         try:
             closing = self._worker.call(self._sync.close)
             await asyncio.wait_for(closing, CLOSE_TIMEOUT)

@@ -14,11 +14,10 @@ import contextlib
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from functools import partial
 from types import TracebackType
 from typing import Any, Self, cast
 
-from confluent_kafka import KafkaError, KafkaException, Message
+from confluent_kafka import KafkaException, Message
 
 from kheaders._client.chain import InterceptorChain
 from kheaders._client.producer import Producer
@@ -32,8 +31,6 @@ from kheaders.aio._threads import SLICE, Poller, Worker, wait_ended
 
 _log = get_logger("kheaders.aio.producer")
 
-_Done = tuple["asyncio.Future[Any]", "KafkaError | None", object]
-
 YIELD_EVERY = 256
 """A task producing without ever waiting gives the loop a turn after this many records, so
 other tasks (timers, consumers, servers) keep running while it produces millions."""
@@ -44,12 +41,31 @@ ROOM_RECHECK = 1.0
 up normally comes sooner, from the delivery reports that free the room)."""
 
 
-def _report(append: Callable[[_Done], None], fut: asyncio.Future[Any], err: Any, msg: Any) -> None:
-    append((fut, err, msg))  # any thread: the loop resolves ``fut`` later
+class _Delivery(asyncio.Future):  # type: ignore[type-arg]
+    """A record's future that is also its delivery callback (one object per record, not
+    three): librdkafka's report, on the delivery thread, stores the outcome and queues the
+    future for the loop, which resolves it."""
+
+    __slots__ = ("_err", "_queue", "_value")
+    _err: Any
+    _queue: Callable[[_Delivery], None]
+    _value: Any
+
+    def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
+        self._err = err
+        self._value = msg
+        self._queue(self)
 
 
-def _sent(append: Callable[[_Done], None], fut: asyncio.Future[Any], md: Any, err: Any) -> None:
-    append((fut, err, md))
+class _Sent(_Delivery):
+    """For ``send``: Java's ``(metadata, err)`` callback."""
+
+    __slots__ = ()
+
+    def __call__(self, md: Any, err: Any, /) -> None:
+        self._err = err
+        self._value = md
+        self._queue(self)
 
 
 class _Deliveries:
@@ -63,7 +79,7 @@ class _Deliveries:
     def __init__(self, loop: asyncio.AbstractEventLoop, raw: ParkingProducer) -> None:
         self.loop = loop
         self.raw = raw
-        self.done: deque[_Done] = deque()
+        self.done: deque[_Delivery] = deque()
         self.append = self.done.append
         self.scheduled = False
         self.room = asyncio.Event()
@@ -85,13 +101,14 @@ class _Deliveries:
         done = self.done
         pop = done.popleft
         for _ in range(min(len(done), SETTLE_CHUNK)):
-            fut, err, value = pop()
+            fut = pop()
             if fut.done():  # cancelled by its owner
                 continue
-            if err is None:
-                fut.set_result(value)
+            if fut._err is None:
+                fut.set_result(fut._value)
             else:
-                fut.set_exception(KafkaException(err))
+                fut.set_exception(KafkaException(fut._err))
+            fut._value = None
         if done and not self.scheduled:  # the rest after the loop's other callbacks
             self.scheduled = True
             self.loop.call_soon(self.settle)
@@ -171,13 +188,14 @@ class AIOProducer:
             raise RuntimeError("produce() on a closed AIOProducer")
         if self._raw.parked:
             await self._wait_room()
-        fut: asyncio.Future[Message] = self._loop.create_future()
+        fut = _Delivery(loop=self._loop)
+        fut._queue = self._append
         self._sync.produce(
             topic,
             value,
             key,
             partition,
-            on_delivery=partial(_report, self._append, fut),
+            on_delivery=fut,
             timestamp=timestamp,
             headers=headers,
         )
@@ -199,11 +217,13 @@ class AIOProducer:
             raise RuntimeError("send() on a closed AIOProducer")
         if self._raw.parked:
             await self._wait_room()
-        fut: asyncio.Future[RecordMetadata] = self._loop.create_future()
-        self._sync.send(record, partial(_sent, self._append, fut))
+        fut = _Sent(loop=self._loop)
+        fut._queue = self._append
+        self._sync.send(record, fut)
         if self._raw.parked:
             await self._wait_room()
-        return await fut
+        metadata: RecordMetadata = await fut
+        return metadata
 
     async def _wait_room(self) -> None:
         """Until no record is parked: woken by the delivery reports that free room."""

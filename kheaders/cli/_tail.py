@@ -34,10 +34,12 @@ def register(subparsers: Any) -> None:
         help="print a topic's records with their headers (sensitive values redacted)",
         description=(
             "Consume TOPIC and print each record: partition, offset, timestamp, key, value and"
-            " headers, as text where they are printable UTF-8 and as 0x-hex otherwise. Values of"
-            " sensitive headers (authorization, cookie, *token*, *secret*, *password*, *key*) are"
-            " shown as <redacted>. Reads every partition by assign() (no consumer group) unless"
-            " --group is given."
+            " headers, as text where they are printable UTF-8 and as 0x-hex otherwise (header"
+            " keys and topics with control characters escaped). Values of sensitive headers"
+            " (authorization, cookie, *token*, *secret*, *password*, *credential*, *apikey*,"
+            " *key) and credential-shaped values (JWTs, Bearer/Basic credentials, token"
+            " prefixes) are shown as <redacted>. Reads every partition by assign() (no consumer"
+            " group) unless --group is given."
         ),
     )
     parser.add_argument("topic", metavar="TOPIC", help="the topic to read")

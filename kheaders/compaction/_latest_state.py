@@ -97,6 +97,8 @@ class LatestState(Mapping[Key, StateEntry]):
                 "auto.offset.reset": "earliest",
                 **config,
             }
+            for key in CompactionRules.config_keys:  # its own settings, read above
+                settings.pop(key, None)
             consumer = cast("StateConsumer", KConsumer(settings))
         self._consumer = consumer
         consume = getattr(consumer, "consume", None)

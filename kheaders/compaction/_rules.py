@@ -55,7 +55,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final, Literal, TypeAlias
+from typing import ClassVar, Final, Literal, TypeAlias
 
 from kheaders._codec.fixed import INT64
 from kheaders._codec.varint import read_varlong, write_varlong
@@ -69,6 +69,8 @@ Encoding: TypeAlias = Literal["long", "varlong"]
 STRATEGY_CONFIG: Final = "compaction.strategy"
 HEADER_CONFIG: Final = "compaction.strategy.header"
 ENCODING_CONFIG: Final = "compaction.strategy.header.encoding"
+
+CONFIG_KEYS: Final[tuple[str, ...]] = (STRATEGY_CONFIG, HEADER_CONFIG, ENCODING_CONFIG)
 
 STRATEGIES: Final[tuple[Strategy, ...]] = ("offset", "timestamp", "header")
 ENCODINGS: Final[tuple[Encoding, ...]] = ("long", "varlong")
@@ -177,6 +179,9 @@ class CompactionRules:
     >>> rules.wins((v, 10, 0, 4), (None, 99, 0, 9))
     True
     """
+
+    config_keys: ClassVar[tuple[str, ...]] = CONFIG_KEYS
+    """The client settings :meth:`from_config` reads."""
 
     strategy: Strategy = "offset"
     header: str | None = None

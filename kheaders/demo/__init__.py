@@ -1,9 +1,11 @@
 """The demo's services, importable: what ``examples/`` and ``kheaders demo`` run.
 
-Three services that talk only through Kafka: :func:`produce_orders` (order service),
-:func:`run_shipping` (shipping service, one trace across both hops) and :func:`read_topics`
-+ :func:`audit` (the audit). They need ``opentelemetry-sdk`` for spans (extra
-``kheaders[demo]``) and the ``interceptors`` package, which they name in their client configs.
+Services that talk only through Kafka: :func:`produce_orders` (order service),
+:func:`run_shipping` (shipping service, one trace across both hops),
+:func:`run_notifications` (an asyncio service on ``kheaders.aio``: the trace's third hop)
+and :func:`read_topics` + :func:`audit` (the audit). They need ``opentelemetry-sdk`` for
+spans (extra ``kheaders[demo]``) and the ``interceptors`` package, which they name in their
+client configs.
 ``import kheaders`` does not import this module.
 """
 
@@ -16,6 +18,7 @@ from kheaders.demo._audit import (
     format_audit,
 )
 from kheaders.demo._metrics import DemoMetrics, setup_metrics
+from kheaders.demo._notify import NOTIFICATION_CLIENT_ID, NOTIFICATIONS_TOPIC, run_notifications
 from kheaders.demo._services import (
     ORDERS_CLIENT_ID,
     ORDERS_TOPIC,
@@ -32,6 +35,8 @@ from kheaders.demo._services import (
 )
 
 __all__ = [
+    "NOTIFICATIONS_TOPIC",
+    "NOTIFICATION_CLIENT_ID",
     "ORDERS_CLIENT_ID",
     "ORDERS_TOPIC",
     "SHIPMENTS_TOPIC",
@@ -49,6 +54,7 @@ __all__ = [
     "order_key",
     "produce_orders",
     "read_topics",
+    "run_notifications",
     "run_shipping",
     "setup_metrics",
     "setup_tracing",

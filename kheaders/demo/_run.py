@@ -7,6 +7,7 @@ package; it is loaded only when the ``demo`` command runs.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import uuid
@@ -20,6 +21,7 @@ from opentelemetry import trace
 from kheaders.broker._finder import EmbeddedBroker, create_topic, wait_for_broker
 from kheaders.demo._audit import AuditReport, audit, audit_record, format_audit
 from kheaders.demo._metrics import setup_metrics
+from kheaders.demo._notify import NOTIFICATIONS_TOPIC, run_notifications
 from kheaders.demo._services import (
     ORDERS_CLIENT_ID,
     SHIPPING_CLIENT_ID,
@@ -48,16 +50,23 @@ class DemoOptions:
 
 @dataclass(frozen=True, slots=True)
 class DemoTopics:
-    """The topics of one run: orders, shipments, and the compacted orders Spark writes."""
+    """The topics of one run: orders, shipments, notifications (the async service's), and the
+    compacted orders Spark writes."""
 
     orders: str
     shipments: str
     compacted: str
+    notifications: str = NOTIFICATIONS_TOPIC
 
     @classmethod
     def for_run(cls, suffix: str) -> DemoTopics:
         """Topic names ending in ``suffix`` (empty on a fresh embedded broker)."""
-        return cls(f"orders{suffix}", f"shipments{suffix}", f"orders.compacted{suffix}")
+        return cls(
+            f"orders{suffix}",
+            f"shipments{suffix}",
+            f"orders.compacted{suffix}",
+            f"{NOTIFICATIONS_TOPIC}{suffix}",
+        )
 
 
 class _Service(threading.Thread):
@@ -82,13 +91,14 @@ def run_services(
     options: DemoOptions,
     provider: trace.TracerProvider,
     out: TextIO,
-) -> tuple[AuditReport, list[str]]:
-    """Run the order and shipping services on threads, then audit both topics.
+) -> tuple[AuditReport, list[str], AuditReport]:
+    """Run the order, shipping and (asyncio) notification services on threads, then audit.
 
-    Returns the audit and the services' own problems (an exception, a thread that did not
-    finish, failed deliveries).
+    Returns the audit of orders -> shipments, the services' own problems (an exception, a
+    thread that did not finish, failed deliveries), and the audit of the sync -> async hop,
+    shipments -> notifications.
     """
-    for topic in (topics.orders, topics.shipments):
+    for topic in (topics.orders, topics.shipments, topics.notifications):
         create_topic(bootstrap, topic, partitions=options.partitions)
     dropped: list[int] = []
 
@@ -124,12 +134,31 @@ def run_services(
             timeout=options.timeout,
         ),
     )
+    shipped = options.orders - options.drop
+    notify_ready = threading.Event()
+    notifications = _Service(
+        "notifications (asyncio)",
+        lambda: asyncio.run(
+            run_notifications(
+                bootstrap,
+                expected=shipped,
+                timeout=options.timeout,
+                shipments_topic=topics.shipments,
+                notifications_topic=topics.notifications,
+                group_id=f"notifications-{uuid.uuid4().hex[:8]}",
+                tracer_provider=provider,
+                ready=notify_ready,
+            )
+        ),
+    )
     shipping.start()
-    # Orders start once shipping owns its partitions, so hop latency is not the group join.
+    notifications.start()
+    # Orders start once the consumers own their partitions: hop latency is not a group join.
     assigned.wait(min(options.timeout, 30.0))
+    notify_ready.wait(min(options.timeout, 30.0))
     orders.start()
     problems: list[str] = []
-    for service in (orders, shipping):
+    for service in (orders, shipping, notifications):
         service.join(options.timeout + 30)
         status = service.error or service.result or "did not finish"
         print(f"{service.name} service: {status}", file=out)
@@ -137,12 +166,18 @@ def run_services(
             problems.append(f"{service.name} service: {status!r}")
     rows = read_topics(
         bootstrap,
-        {topics.orders: options.orders, topics.shipments: options.orders},
+        {
+            topics.orders: options.orders,
+            topics.shipments: options.orders,
+            topics.notifications: options.orders,
+        },
         timeout=options.timeout,
         idle_timeout=3.0,
     )
-    report = audit((audit_record(m) for m in rows), topics.orders, topics.shipments, options.orders)
-    return report, problems
+    audited = [audit_record(m) for m in rows]
+    report = audit(audited, topics.orders, topics.shipments, options.orders)
+    hop = audit(audited, topics.shipments, topics.notifications, shipped)
+    return report, problems, hop
 
 
 def run_spark(bootstrap: str, topics: DemoTopics, report: AuditReport, out: TextIO) -> list[str]:
@@ -251,10 +286,12 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
         print(f"broker: {bootstrap} (embedded Tansu, memory storage)", file=out)
     try:
         print(
-            f"services: {options.orders} orders -> {topics.orders} -> {topics.shipments}", file=out
+            f"services: {options.orders} orders -> {topics.orders} -> {topics.shipments}"
+            f" -> {topics.notifications} (asyncio)",
+            file=out,
         )
         before = metrics.snapshot() if metrics is not None else None
-        report, problems = run_services(bootstrap, topics, options, provider, out)
+        report, problems, hop = run_services(bootstrap, topics, options, provider, out)
         if metrics is not None and before is not None:
             summary = metrics.summary(
                 before,
@@ -262,9 +299,11 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
                 {topics.orders: SHIPPING_CLIENT_ID},
             )
         print(format_audit(report, options.show), file=out)
+        print(format_audit(hop, 0), file=out)  # the sync -> asyncio hop; traces listed above
         for problem in problems:
             print(f"PROBLEM: {problem}", file=out)
         problems.extend(report.problems)
+        problems.extend(hop.problems)
         if options.spark:
             try:
                 import pyspark  # noqa: F401 (only probing)

@@ -3,9 +3,10 @@
 Without a ``logger`` in its configuration librdkafka writes every line to stderr itself: an
 unreachable bootstrap fills a Spark console with hundreds of "Connect ... refused" lines.
 With one, confluent-kafka hands each line to ``logger.log(level, fmt, *args)`` during
-``poll``/``consume``/``flush``; here each distinct line goes to the structlog logger
-``kheaders.spark.librdkafka`` at debug level, once, and the last error-level line is kept
-so an error message can quote it.
+``poll``/``consume``/``flush``; here the last error-level line is kept so an error message
+can quote it, and, once the application has configured structlog, each distinct line goes
+to the logger ``kheaders.spark.librdkafka`` at debug level. An unconfigured structlog would
+print every level to stdout, the very noise this exists to remove, so then nothing is logged.
 """
 
 from __future__ import annotations
@@ -37,10 +38,16 @@ class ClientLog:
             line = " ".join(str(a) for a in (fmt, *args))
         if level >= logging.ERROR:
             self.last_error = line
-        if line in self._seen or len(self._seen) >= _SEEN_LIMIT:
+        if line in self._seen or len(self._seen) >= _SEEN_LIMIT or not _configured():
             return
         self._seen.add(line)
         _log.debug("librdkafka", client=self.role, level=logging.getLevelName(level), line=line)
+
+
+def _configured() -> bool:
+    import structlog
+
+    return bool(structlog.is_configured())
 
 
 def client_conf(conf: dict[str, str], role: str) -> dict[str, Any]:

@@ -58,9 +58,10 @@ def check_workers(spark: SparkSession) -> None:
             (line.strip() for line in text.splitlines() if "No module named" in line),
             text.splitlines()[0] if text else type(exc).__name__,
         )
-        python = sc.getConf().get("spark.pyspark.python") or "python3 from PATH"
+        python = getattr(sc, "pythonExec", None) or "python3 from PATH"
         raise WorkerSetupError(
-            f"Spark's Python workers (interpreter: {python}) cannot import kheaders and its "
+            f"Spark's Python workers (interpreter: {python}, from spark.pyspark.python or "
+            f"PYSPARK_PYTHON) cannot import kheaders and its "
             f"dependencies ({missing}); {_HELP}"
         ) from exc
     _CHECKED.add(app)

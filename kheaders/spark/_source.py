@@ -39,7 +39,13 @@ from kheaders.spark._offsets import (
     split,
     to_json,
 )
-from kheaders.spark._options import SourceOptions, sink_options, source_options
+from kheaders.spark._options import (
+    READ_OPTIONS,
+    SourceOptions,
+    check_option_names,
+    sink_options,
+    source_options,
+)
 from kheaders.spark._reader import read_range
 from kheaders.spark._writer import KafkaBatchWriter, KafkaStreamWriter
 
@@ -265,10 +271,14 @@ def read_kafka(
 ) -> DataFrameReader | DataStreamReader:
     """:func:`kafka_reader` with ``options`` set (names as Spark's connector); then ``.load()``.
 
+    Unknown option names are warned about here, in the caller's process (the source's own
+    warning is issued in Spark's planning worker, whose output the caller may not see).
+
     Example (``bs`` a bootstrap servers string)::
 
         df = read_kafka(spark, **{"kafka.bootstrap.servers": bs, "subscribe": "t"}).load()
     """
+    check_option_names(options, READ_OPTIONS)
     if streaming:
         return kafka_reader(spark, streaming=True).options(**options)
     return kafka_reader(spark).options(**options)

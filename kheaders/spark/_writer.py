@@ -17,6 +17,7 @@ from pyspark.sql.datasource import (
 
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
+from kheaders._model.limits import check_sendable
 from kheaders.spark._clientlog import client_conf
 from kheaders.spark._errors import DeliveryError
 from kheaders.spark._options import SinkOptions
@@ -60,7 +61,8 @@ def write_batches(options: SinkOptions, batches: Iterator[pa.RecordBatch]) -> Ka
     """Produce every row and wait for every delivery report.
 
     Raises DeliveryError when any record was not acknowledged (so Spark retries the task),
-    ConfigurationError for a row without a topic or with a null header key.
+    ConfigurationError for a row without a topic; InvalidNameError (TypeError for a null)
+    for a header key librdkafka cannot take intact, before any record of the row is sent.
     """
     producer = Producer(client_conf(options.conf, "sink"))
     report = _Delivery()
@@ -93,6 +95,7 @@ def _produce_batch(
         kwargs: dict[str, Any] = {}
         if hs is not None:
             kwargs["headers"] = [(h["key"], h["value"]) for h in hs]
+            check_sendable(kwargs["headers"], None)  # the key rule: a null key, NUL, ...
         if part is not None:
             kwargs["partition"] = part
         while True:
@@ -120,8 +123,7 @@ class KafkaBatchWriter(DataSourceArrowWriter):
         return write_batches(self._options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None]) -> None:
-        """Log the records delivered (Kafka has no transaction to commit here)."""
-        _log.info("kheaders sink: write committed", delivered=_delivered(messages))
+        """Nothing to do: Kafka has no transaction to commit here (every task flushed)."""
 
     def abort(self, messages: list[WriterCommitMessage | None]) -> None:
         """Records already delivered by successful tasks stay in Kafka (at-least-once)."""
@@ -140,9 +142,7 @@ class KafkaStreamWriter(DataSourceStreamArrowWriter):
         return write_batches(self._options, iterator)
 
     def commit(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
-        """Log the records delivered in micro-batch ``batchId``."""
-        done = _delivered(messages)
-        _log.info("kheaders sink: batch committed", batch=batchId, delivered=done)
+        """Nothing to do: every task of micro-batch ``batchId`` flushed its records."""
 
     def abort(self, messages: list[WriterCommitMessage | None], batchId: int) -> None:  # noqa: N803
         """Records already delivered stay in Kafka; the batch is replayed (at-least-once)."""

@@ -188,3 +188,16 @@ async def test_a_record_that_fails_goes_to_the_dead_letter_topic(
     assert dead[0].value() == b"{bad"
     assert dead[0].headers().last_value("n") == b"1"  # the original headers, then the DLT ones
     assert dead[0].headers().last_value("kheaders.dlt.original.offset") == b"1"
+
+
+async def test_commit_covers_every_partition_of_a_batch(
+    producer: AIOProducer, topic_factory: Any, open_consumer: OpenConsumer
+) -> None:
+    topic = topic_factory(partitions=3)
+    futures = [await producer.produce(topic, b"v", partition=i % 3) for i in range(30)]
+    await asyncio.gather(*futures)
+    consumer = await open_consumer(topic, partitions=3)
+    await read_all(consumer, 30)
+    await consumer.commit(asynchronous=False)
+    wanted = [TopicPartition(topic, p) for p in range(3)]
+    assert [tp.offset for tp in await consumer.committed(wanted, 10)] == [10, 10, 10]

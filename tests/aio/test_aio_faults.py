@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -23,7 +22,7 @@ from kheaders import Headers
 from kheaders.aio import AIOConsumer, AIOProducer
 from kheaders.broker import EmbeddedBroker, create_topic, wait_for_broker
 from tests.faults.ledger import Ledger, record_digest
-from tests.faults.proxy import FaultProxy, proxied_broker
+from tests.faults.proxy import FaultProxy
 from tests.faults.test_faults_proxy import (
     MESSAGE_TIMEOUT_MS,
     PARTITIONS,
@@ -39,12 +38,6 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 RECORDS = 30_000  # the sync test's 100,000 is not needed to cross the same faults
 BLACKOUT_AT = 24_000
 BLACKOUT_RECORDS = 1_500
-
-
-@pytest.fixture
-def proxied_process() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
-    with proxied_broker(seed=SEED, own_process=True) as pair:
-        yield pair
 
 
 class _Consumer:

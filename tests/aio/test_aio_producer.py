@@ -201,6 +201,8 @@ async def test_close_is_idempotent_bounded_and_leaves_no_thread(
     assert (await fut).error() is None  # delivered before close returned
     with pytest.raises(RuntimeError, match="closed"):
         await producer.produce(topic, b"late")
+    with pytest.raises(RuntimeError, match="closed"):
+        await asyncio.wait_for(producer.flush(1), 2)  # raises, never waits for a dead thread
     assert not [t for t in aio_threads() if t.is_alive()]
 
 

@@ -11,10 +11,7 @@ from tests.support import interceptors as fx
 BOOT = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}  # nothing listens there
 
 
-@pytest.fixture(autouse=True)
-def _clean() -> None:
-    fx.events.clear()
-    fx.Recorder.instances.clear()
+pytestmark = pytest.mark.usefixtures("clean_recorders")
 
 
 def test_kheaders_keys_are_removed_and_classes_built_in_order() -> None:

@@ -258,3 +258,20 @@ def test_every_public_method_is_there(flavour: str, consumer_config: dict[str, A
         missing = [n for n in CONSUMER_METHODS if not callable(getattr(consumer, n, None))]
         consumer.close()
         assert missing == []
+
+
+def test_delegated_methods_answer(
+    flavour: str, consumer_config: dict[str, Any], topic: str, seed: Callable[..., None]
+) -> None:
+    """The methods no other check calls: confluent's own, through every flavour."""
+    seed(topic, {"value": b"v"})
+    with contract("consumer_delegated_calls", flavour):
+        consumer = build_consumer(flavour, consumer_config)
+        assert topic in consumer.list_topics(timeout=10).topics
+        cluster = consumer.cluster_id(timeout=10)
+        assert cluster is None or isinstance(cluster, str)
+        (found,) = consumer.offsets_for_times([TopicPartition(topic, 0, 0)], timeout=10)
+        assert (found.topic, found.partition) == (topic, 0)
+        assert found.offset >= 0  # Tansu answers 0 to every timestamp lookup (FIELD-NOTES)
+        assert consumer.set_sasl_credentials("user", "secret") is None
+        consumer.close()

@@ -22,12 +22,6 @@ VERSION = "0.66b1"
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = Path(__file__).with_name("otel_substitute.py")
 
-AWAITING = {
-    "test_instrument_api": "issue 12 item 3: Consumer(**conf) (clients' fix, not landed yet)",
-    "test_instrument_api_with_instrument": "issue 12 item 3: Consumer(**conf)",
-}
-"""Their tests kheaders fails today and the clients branch is fixing; empty once it lands."""
-
 
 def _download(into: Path) -> Path:
     command = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps"]
@@ -70,7 +64,5 @@ def test_instrumentation_tests_pass_with_kheaders_clients(tmp_path: Path) -> Non
         re.findall(r"^    def test_", (tests / "test_instrumentation.py").read_text(), re.M)
     )
     assert defined >= 15
-    failed = set(re.findall(r"^FAILED tests/\S+::(\w+)", output, re.M))
-    assert failed <= set(AWAITING), output[-3000:]
-    assert re.search(rf"\b{defined - len(failed)} passed\b", output), output[-3000:]
-    assert done.returncode == (1 if failed else 0), output[-3000:]
+    assert re.search(rf"\b{defined} passed\b", output), output[-3000:]
+    assert done.returncode == 0, output[-3000:]

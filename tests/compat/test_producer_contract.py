@@ -145,7 +145,7 @@ def test_flush_and_poll_return_counts(
         assert served == [None]
         producer.produce(topic, b"w", callback=lambda err, msg: served.append(err))
         count = 0
-        for _ in range(40):
+        for _ in range(120):
             count += producer.poll(0.25)
             if count:
                 break
@@ -250,6 +250,7 @@ def test_a_raising_callback_propagates_from_flush_on_each_thread(
                 raised.append("main")
         assert len(done) == 4
         assert 1 <= len(raised) <= 4  # callback errors surface from flush, each at most once
+        producer.close()
 
 
 # -- subclassing -----------------------------------------------------------------------------
@@ -306,3 +307,22 @@ def test_delegated_methods_answer(
         assert producer.flush(10) == 0
         with pytest.raises(KafkaException):  # not transactional
             producer.begin_transaction()
+
+
+def test_produce_batch_with_headers(
+    flavour: str, producer_config: dict[str, Any], topic: str, reader: Callable[..., Any]
+) -> None:
+    producer = build_producer(flavour, producer_config)
+    assert producer.produce_batch(topic, [{"value": b"a", "headers": [("h", b"1")]}]) == 1
+    assert producer.flush(10) == 0
+    (msg,) = reader(topic, 1)
+    assert msg.value() == b"a"
+    with contract("produce_batch_drops_headers", flavour):
+        assert msg.headers() is None
+
+
+def test_sasl_credentials_are_delegated(flavour: str, producer_config: dict[str, Any]) -> None:
+    with contract("producer_sasl_credentials", flavour):
+        producer = build_producer(flavour, producer_config)
+        assert producer.set_sasl_credentials("user", "secret") is None
+        producer.close()

@@ -47,6 +47,7 @@ def test_commit_with_offsets_of_a_consumer(
             (b"%d" % i, [("n", str(i).encode())]) for i in range(3)
         ]
         assert producer.flush(10) == 0
+        producer.close()
 
 
 def test_transaction_api_before_init_is_a_conflict(flavour: str) -> None:
@@ -88,3 +89,4 @@ def test_abort_hides_the_records(
         producer.commit_transaction(15)
         records = reader(topic, 1, **{"isolation.level": "read_committed"})
         assert [m.value() for m in records] == [b"committed"]
+        producer.close()

@@ -41,6 +41,11 @@ def test_demo_on_the_embedded_broker_reports_every_trace_whole() -> None:
     assert "records in (orders): 50  records out (shipments): 50  expected: 50" in out
     assert "traces: 50  complete across both hops: 50  problems: 0" in out
     assert "client ids per trace: orders-service -> shipping-service" in out
+    # the sync -> asyncio hop (kheaders.aio's notification service), same traces
+    assert "notifications (asyncio) service: read 50, delivered 50, failed 0" in out
+    assert "records in (shipments): 50  records out (notifications): 50  expected: 50" in out
+    assert "client ids per trace: shipping-service -> notification-service" in out
+    assert out.count("RESULT: OK") == 2
     trace_lines = [line for line in out.splitlines() if line.startswith("  trace ")]
     assert len(trace_lines) == 50
     assert all("orders[" in line and "-> shipments[" in line for line in trace_lines)

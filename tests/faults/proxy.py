@@ -403,6 +403,10 @@ class ProcessFaultProxy:
         self.stop()
 
 
+SEED = 20261121
+"""The fault proxies' random seed in the tests: the same faults on every run."""
+
+
 @contextlib.contextmanager
 def proxied_broker(
     seed: int = 0, *, own_process: bool = False

@@ -7,13 +7,13 @@ provider, so spans started with ``tracer`` are the current context for the inter
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
@@ -23,6 +23,14 @@ from kheaders import _telemetry
 @pytest.fixture(scope="session")
 def exporter() -> InMemorySpanExporter:
     return InMemorySpanExporter()
+
+
+@pytest.fixture
+def finished(exporter: InMemorySpanExporter) -> Iterator[Callable[[], list[ReadableSpan]]]:
+    """``finished()``: the spans ended so far in this test (the exporter is cleared around it)."""
+    exporter.clear()
+    yield lambda: list(exporter.get_finished_spans())
+    exporter.clear()
 
 
 @pytest.fixture(scope="session")

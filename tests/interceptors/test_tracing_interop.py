@@ -9,7 +9,7 @@ the delivery report; on_consume on polled messages), so the wire part is real.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -18,7 +18,6 @@ from opentelemetry import propagate, trace
 from opentelemetry.instrumentation.confluent_kafka import ConfluentKafkaInstrumentor
 from opentelemetry.instrumentation.confluent_kafka.utils import KafkaContextGetter
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
 from interceptors.tracing import (
@@ -29,13 +28,6 @@ from interceptors.tracing import (
 from kheaders import Headers, ProducerRecord, RecordMetadata
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def finished(exporter: InMemorySpanExporter) -> Iterator[Callable[[], list[ReadableSpan]]]:
-    exporter.clear()
-    yield lambda: list(exporter.get_finished_spans())
-    exporter.clear()
 
 
 def send(producer: Producer, icpt: TracingProducerInterceptor, rec: ProducerRecord) -> None:

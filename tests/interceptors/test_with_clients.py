@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -11,7 +11,6 @@ import structlog
 from confluent_kafka import Message, TopicPartition
 from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from structlog.testing import capture_logs
 
 from interceptors.client_id import ClientIdInterceptor
@@ -21,13 +20,6 @@ from interceptors.tracing import TracingConsumerInterceptor, TracingProducerInte
 from kheaders import Consumer, Producer
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def finished(exporter: InMemorySpanExporter) -> Iterator[Callable[[], list[ReadableSpan]]]:
-    exporter.clear()
-    yield lambda: list(exporter.get_finished_spans())
-    exporter.clear()
 
 
 def consumer(bootstrap: str, topic: str, interceptors: list[object]) -> Consumer:

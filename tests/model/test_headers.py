@@ -175,8 +175,24 @@ def test_lookup_by_key_gives_the_last_value_and_dict_keeps_the_last() -> None:
     assert dict(h) == {"a": b"2", "b": None} == dict(h.to_list())
     with pytest.raises(KeyError):
         h["zzz"]
-    with pytest.raises(TypeError, match="str key"):
-        h[0]  # type: ignore[index]
+    with pytest.raises(TypeError, match="str key or int position"):
+        h[b"a"]  # type: ignore[call-overload]
+
+
+def test_headers_are_a_list_of_pairs_confluent_code_can_index() -> None:
+    h = Headers([("a", b"1"), ("b", None)])
+    assert isinstance(h, list)
+    assert h[0] == ("a", b"1")
+    assert type(h[0]) is Header
+    assert h[-1] == Header("b", None)
+    assert h[1:] == [("b", None)]
+    assert type(h[1:]) is list
+    assert h == [("a", b"1"), ("b", None)] == h.close()
+    assert ("a", b"1") in h
+    assert "a" in h
+    assert ("a", b"2") not in h
+    with pytest.raises(IndexError):
+        h[2]
 
 
 def test_len_truthiness_contains_and_to_dict() -> None:
@@ -195,7 +211,7 @@ def test_equality_is_order_sensitive_and_ignores_read_only() -> None:
     a = Headers([("a", b"1"), ("b", b"2")])
     assert a == Headers([("a", b"1"), ("b", b"2")]).close()
     assert a != Headers([("b", b"2"), ("a", b"1")])
-    assert a != [("a", b"1"), ("b", b"2")]
+    assert a == [("a", b"1"), ("b", b"2")]  # a list of pairs, as confluent-kafka's
 
 
 def test_repr_shows_pairs_and_read_only() -> None:
@@ -238,6 +254,15 @@ def test_every_mutation_after_close_raises_read_only_with_copy_advice() -> None:
     assert h.to_bytes() == Headers([("a", b"1")]).to_bytes()
 
 
+def test_mutation_after_close_says_read_only_and_how_to_copy() -> None:
+    h = Headers({"a": b"1"}).close()
+    with pytest.raises(ReadOnlyHeadersError, match=r"Headers\(old_headers\)"):
+        h.add("b", b"2")
+    copy = Headers(h)
+    copy.add("b", b"2")
+    assert list(copy) == [Header("a", b"1"), Header("b", b"2")]
+
+
 # -- the record-v2 byte form ----------------------------------------------------------------
 
 
@@ -245,6 +270,7 @@ def test_to_bytes_matches_kafka_default_record() -> None:
     h = Headers([("foo", b"value"), ("bar", None)])
     assert h.to_bytes().hex(" ") == "04 06 66 6f 6f 0a 76 61 6c 75 65 06 62 61 72 01"
     assert Headers().to_bytes() == b"\x00"
+    assert Headers.from_bytes(h.to_bytes()) == h
     assert Headers([("k", b"")]).to_bytes().hex(" ") == "02 02 6b 00"
     assert Headers([("é", b"x" * 64)]).to_bytes()[:5].hex(" ") == "02 04 c3 a9 80"
 
@@ -359,3 +385,48 @@ def test_to_bytes_is_the_tail_of_a_kafka_python_record_and_reads_back(
     assert batch.endswith(ours)
     (record,) = list(DefaultRecordBatch(batch))
     assert Headers.from_bytes(ours) == Headers(record.headers)
+
+
+def test_lists_own_mutators_check_pairs_and_refuse_once_closed() -> None:
+    h = Headers()
+    h.append(("a", "1"))
+    h.extend([("b", b"2")])
+    h += [("c", None)]
+    h.insert(0, ("z", b"0"))
+    h[1] = ("a", b"x")
+    assert h == [("z", b"0"), ("a", b"x"), ("b", b"2"), ("c", None)]
+    assert all(type(x) is Header for x in list.__iter__(h))
+    with pytest.raises(TypeError, match="header key must be str"):
+        h.append((b"k", b"v"))
+    with pytest.raises(TypeError, match="header key must be str"):
+        h.extend([("ok", b"1"), (1, b"v")])
+    assert len(h) == 4  # all or nothing
+    assert h.pop() == ("c", None)
+    del h[0]
+    h.close()
+    for change in (
+        lambda: h.append(("d", b"1")),
+        lambda: h.extend([]),
+        lambda: h.insert(0, ("d", b"1")),
+        lambda: h.__setitem__(0, ("d", b"1")),
+        lambda: h.__delitem__(0),
+        h.pop,
+        h.sort,
+        h.reverse,
+        lambda: h.__iadd__([]),
+        lambda: h.__imul__(2),
+    ):
+        with pytest.raises(ReadOnlyHeadersError):
+            change()
+    assert h == [("a", b"x"), ("b", b"2")]
+
+
+def test_read_only_survives_copy_and_pickle() -> None:
+    import copy
+    import pickle
+
+    h = Headers([("a", b"1")]).close()
+    for twin in (copy.copy(h), copy.deepcopy(h), pickle.loads(pickle.dumps(h))):
+        assert twin == h
+        assert twin.read_only
+    assert not h.copy().read_only

@@ -42,6 +42,8 @@ PATHS = {
     "wrapped producer": "p = wrap_producer(confluent_kafka.Producer(CONF), limits=None); p.produce(T, b'v', headers=HEADERS)",  # noqa: E501
     "interceptor adds the key": "p = Producer(CONF, interceptors=[Adds()]); p.produce(T, b'v')",
     "dead-letter publisher": "p = confluent_kafka.Producer(CONF); DeadLetterPublisher(p, 'dlt').publish(Message(topic=T, partition=0, offset=1, key=b'k', value=b'v', headers=HEADERS), ValueError('x'))",  # noqa: E501
+    "async producer": "p = Producer(CONF); asyncio.run(aio_produce(HEADERS))",
+    "async producer send()": "p = Producer(CONF); asyncio.run(aio_send(HEADERS))",
     "write_state": "p = confluent_kafka.Producer(CONF); write_state({b'k': StateEntry(b'k', b'v', HEADERS, None, 0, 0, 0)}, p, T)",  # noqa: E501
 }
 
@@ -59,13 +61,30 @@ CHILD = textwrap.dedent(
     HEADERS = [("ok", b"1"), (KEY, b"secret-value")]
     CB = lambda err, msg: None
 
+    import asyncio
+    from kheaders.aio import AIOProducer
+
+    async def aio_produce(headers):
+        p = AIOProducer(CONF)
+        try:
+            await p.produce(T, b'v', headers=headers)
+        finally:
+            await p.close()
+
+    async def aio_send(headers):
+        p = AIOProducer(CONF)
+        try:
+            await p.send(ProducerRecord(T, b'v', headers=Headers.from_confluent(headers).copy()))
+        finally:
+            await p.close()
+
     class Noop:
         def on_send(self, record):
             return record
 
     class Adds:
         def on_send(self, record):
-            record.headers._items.append((KEY, b"secret-value"))  # behind the model's back
+            list.append(record.headers, (KEY, b"secret-value"))  # behind the model's back
             return record
 
     for name, statement in json.loads(sys.argv[4]).items():

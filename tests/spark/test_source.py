@@ -483,3 +483,15 @@ def test_batch_starting_offsets_past_the_end_of_the_log_fail_as_in_spark(
     df = _reader(spark, bootstrap, subscribe=topic, startingOffsets=f'{{"{topic}": {{"0": 500}}}}')
     with pytest.raises(Exception, match=f"offset 500 of {topic}-0 is past the end of the log"):
         df.load().collect()
+
+
+def test_read_kafka_warns_about_unknown_options_in_the_callers_process(
+    spark: SparkSession,
+) -> None:
+    with pytest.warns(UserWarning, match=r"'maxOffsetPerTrigger'.*'maxOffsetsPerTrigger'"):
+        read_kafka(
+            spark,
+            streaming=True,
+            **{"kafka.bootstrap.servers": "127.0.0.1:1", "subscribe": "t"},
+            maxOffsetPerTrigger="10",
+        )
