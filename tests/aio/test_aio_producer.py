@@ -25,7 +25,13 @@ from kheaders import (
 )
 from kheaders.aio import AIOProducer
 from kheaders.broker import free_port
-from tests.aio.conftest import OpenConsumer, aio_threads, producer_config, read_all
+from tests.aio.conftest import (
+    OpenConsumer,
+    aio_threads,
+    producer_config,
+    read_all,
+    still_running,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -203,7 +209,7 @@ async def test_close_is_idempotent_bounded_and_leaves_no_thread(
         await producer.produce(topic, b"late")
     with pytest.raises(RuntimeError, match="closed"):
         await asyncio.wait_for(producer.flush(1), 2)  # raises, never waits for a dead thread
-    assert not [t for t in aio_threads() if t.is_alive()]
+    assert not still_running(aio_threads())
 
 
 async def test_broker_down_fails_every_future_within_message_timeout(
