@@ -25,7 +25,13 @@ from kheaders import (
 )
 from kheaders.aio import AIOProducer
 from kheaders.broker import free_port
-from tests.aio.conftest import OpenConsumer, aio_threads, producer_config, read_all
+from tests.aio.conftest import (
+    OpenConsumer,
+    aio_threads,
+    producer_config,
+    read_all,
+    still_running,
+)
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -201,7 +207,9 @@ async def test_close_is_idempotent_bounded_and_leaves_no_thread(
     assert (await fut).error() is None  # delivered before close returned
     with pytest.raises(RuntimeError, match="closed"):
         await producer.produce(topic, b"late")
-    assert not [t for t in aio_threads() if t.is_alive()]
+    with pytest.raises(RuntimeError, match="closed"):
+        await asyncio.wait_for(producer.flush(1), 2)  # raises, never waits for a dead thread
+    assert not still_running(aio_threads())
 
 
 async def test_broker_down_fails_every_future_within_message_timeout(
