@@ -299,6 +299,29 @@ def _colour(gr: GroupResult, name: str) -> str:
     return _GREEN if all(verdicts) else _RED
 
 
+_LINE_STYLES = (":", "--", "-.", (0, (1, 4)))
+_LEGEND: dict[str, Any] = {
+    "fontsize": 6,
+    "loc": "upper left",
+    "bbox_to_anchor": (0.0, -0.2),
+    "frameon": False,
+    "ncol": 2,
+}
+_COLOUR_NAMES = {
+    _GREY: "baseline (ratios are to it)",
+    _GREEN: "kheaders: its targets met",
+    _RED: "kheaders: a target missed",
+    _BLUE: "no target (context)",
+}
+
+
+def _colour_handles(colours: set[str]) -> list[Any]:
+    """Legend entries for the bar colours used in a panel, in a fixed order."""
+    from matplotlib.patches import Patch
+
+    return [Patch(color=c, label=name) for c, name in _COLOUR_NAMES.items() if c in colours]
+
+
 def chart(path: Path, results: list[GroupResult], subtitle: str) -> None:
     """Draw one panel per group (bars: median rate, label: ratio); codecs share one panel."""
     import matplotlib
@@ -311,7 +334,7 @@ def chart(path: Path, results: list[GroupResult], subtitle: str) -> None:
     count = len(panels) + (1 if codecs else 0)
     cols = min(3, max(count, 1))
     rows = max(1, math.ceil(count / cols))
-    fig, axes = plt.subplots(rows, cols, figsize=(6.2 * cols, 3.6 * rows), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(6.4 * cols, 4.6 * rows), squeeze=False)
     flat = [ax for row in axes for ax in row]
     for ax, gr in zip(flat, panels, strict=False):
         memory = any(t.metric == "peak_rss" for t in gr.group.targets)
@@ -332,14 +355,34 @@ def chart(path: Path, results: list[GroupResult], subtitle: str) -> None:
         ax.set_xlabel(xlabel, fontsize=8)
         ax.tick_params(labelsize=8)
         top = max(values, default=1.0) or 1.0
-        ax.set_xlim(0, top * 1.3)
+        for t in gr.group.targets:  # a target line beyond every bar stays inside the panel
+            base = gr.get(t.baseline)
+            if base is not None and base.samples and t.metric == ("peak_rss" if memory else "rate"):
+                top = max(top, (base.peak_rss if memory else base.rate) * t.threshold)
+        ax.set_xlim(0, top * 1.2)
         for i, (v, r) in enumerate(zip(values, ratios, strict=True)):
             ax.text(v + top * 0.02, i, _fmt_ratio(r), va="center", fontsize=8)
-        for t in gr.group.targets:
+        metric = "peak_rss" if memory else "rate"
+        lines = []
+        for t, style in zip(
+            [t for t in gr.group.targets if t.metric == metric], _LINE_STYLES, strict=False
+        ):
             base = gr.get(t.baseline)
             if base is not None and base.samples:
                 ref = base.peak_rss if memory else base.rate
-                ax.axvline(ref * t.threshold, color="black", linestyle=":", linewidth=1)
+                lines.append(
+                    ax.axvline(
+                        ref * t.threshold,
+                        color="black",
+                        linestyle=style,
+                        linewidth=1,
+                        label=f"target {t.label} ({t.op} {t.threshold}x {t.baseline})",
+                    )
+                )
+        ax.legend(
+            handles=_colour_handles({_colour(gr, n) for n in names}) + lines,
+            **_LEGEND,
+        )
     if codecs:
         ax = flat[len(panels)]
         names = [gr.group.name.removeprefix("codec:") for gr in codecs]
@@ -352,7 +395,13 @@ def chart(path: Path, results: list[GroupResult], subtitle: str) -> None:
         )
         ax.set_yticks(list(y), names)
         ax.invert_yaxis()
-        ax.axvline(1.0, color="black", linestyle=":", linewidth=1)
+        line = ax.axvline(
+            1.0, color="black", linestyle=":", linewidth=1, label="target 5: >= 1.0x kio"
+        )
+        ax.legend(
+            handles=[*_colour_handles({_GREEN if r >= 1.0 else _RED for r in codec_ratios}), line],
+            **_LEGEND,
+        )
         ax.set_title("codecs: kheaders MB/s / kio MB/s", fontsize=10)
         ax.set_xlabel("ratio (> 1: kheaders faster)", fontsize=8)
         ax.tick_params(labelsize=8)
@@ -364,7 +413,7 @@ def chart(path: Path, results: list[GroupResult], subtitle: str) -> None:
         ax.axis("off")
     fig.suptitle(
         "kheaders vs raw confluent-kafka / OTel instrumentation / kio "
-        "(grey: baseline, green: target met, red: missed; dotted: target)\n" + subtitle,
+        "(bars: contenders, named on the left; legends: colours and target lines)\n" + subtitle,
         fontsize=10,
     )
     fig.tight_layout()

@@ -45,7 +45,9 @@ def _count(name: str, n: int, size: int) -> int:
         str(size),
     ]
     env = {**os.environ, "PYTHONHASHSEED": "0"}
-    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=3600, check=False
+    )
     found = _COLLECTED.search(done.stderr)
     if done.returncode != 0 or found is None:
         raise RuntimeError(f"{name}: callgrind run failed: {done.stderr[-2000:]}")

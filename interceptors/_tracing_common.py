@@ -98,9 +98,14 @@ def inject_pairs(propagator: TextMapPropagator, context: Context) -> tuple[Heade
     return tuple(Header(k, v.encode("utf-8")) for k, v in carrier.items())
 
 
-def replace_fields(headers: Headers, fields: frozenset[str], pairs: tuple[Header, ...]) -> None:
-    """Remove every header whose key is in ``fields``, then append ``pairs`` (no duplicates)."""
-    if headers:  # a record's first headers are often these: then nothing to look for
+def replace_fields(
+    headers: Headers, fields: frozenset[str], pairs: tuple[Header, ...], present: bool = True
+) -> None:
+    """Remove every header whose key is in ``fields``, then append ``pairs`` (no duplicates).
+
+    ``present=False``: the caller has just seen that none of ``fields`` is there.
+    """
+    if present and headers:  # a record's first headers are often these: nothing to look for
         for key in {h[0] for h in headers if h[0] in fields}:
             headers.remove(key)
     for pair in pairs:

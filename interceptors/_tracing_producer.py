@@ -220,7 +220,16 @@ class TracingProducerInterceptor:
         return record
 
     def _send_span(self, record: ProducerRecord, headers: Headers) -> None:
-        creation = w3c_span_context(headers) if headers and not self._overwrite else None
+        prop, fields, w3c_only = self._propagator_state()
+        # one scan: a record with none of the propagator's keys (the usual case) needs no
+        # creation-context parse and no removal before the trace headers are added
+        present = False
+        if headers:
+            for h in headers:
+                if h[0] in fields:
+                    present = True
+                    break
+        creation = w3c_span_context(headers) if present and not self._overwrite else None
         topic = record.topic
         found = self._attrs.get(topic)
         name, attrs = found if found is not None else self._topic(topic)
@@ -241,10 +250,9 @@ class TracingProducerInterceptor:
             links=_NO_LINKS if creation is None else (Link(creation),),
         )
         if creation is None:
-            prop, fields, w3c_only = self._propagator_state()
             sc = span.get_span_context()
             if not sc.is_valid:  # no SDK (a no-op tracer): propagate the current context
-                replace_fields(headers, fields, self._context_cache(parent, prop)[2])
+                replace_fields(headers, fields, self._context_cache(parent, prop)[2], present)
             elif w3c_only:
                 traceparent = Header(
                     TRACEPARENT, b"00-%032x-%016x-%02x" % (sc.trace_id, sc.span_id, sc.trace_flags)
@@ -254,12 +262,14 @@ class TracingProducerInterceptor:
                     pairs = [*others, traceparent]
                     if sc.trace_state:
                         pairs.append(Header(TRACESTATE, self._tracestate(sc.trace_state)))
-                    replace_fields(headers, fields, tuple(pairs))
-                else:  # the usual case: no baggage, no tracestate
+                    replace_fields(headers, fields, tuple(pairs), present)
+                elif present:
                     replace_fields(headers, fields, (traceparent,))
+                else:  # the usual case: no trace headers yet, no baggage, no tracestate
+                    headers.add(traceparent)
             else:
                 ctx = trace.set_span_in_context(span, parent)
-                replace_fields(headers, fields, inject_pairs(prop, ctx))
+                replace_fields(headers, fields, inject_pairs(prop, ctx), present)
         pending = self._pending
         key = id(headers)
         pending[key] = span

@@ -44,12 +44,6 @@ def test_package_ships_py_typed() -> None:
     assert (ROOT / "interceptors" / "py.typed").is_file()
 
 
-# Modules that still read Headers' fields directly, each until its owner switches it to the
-# internal API of kheaders/_model/headers.py (received, trusted, pairs_of, the read_only
-# property). Remove a module from this list when it no longer does: the test says so.
-_HEADERS_FIELDS_PENDING: frozenset[str] = frozenset()
-
-
 def _headers_private_names() -> frozenset[str]:
     from kheaders._model.headers import Headers
 
@@ -71,21 +65,17 @@ def test_no_module_reads_headers_private_fields() -> None:
     private = _headers_private_names()
     assert "_read_only" in private
     owner = ROOT / "kheaders" / "_model" / "headers.py"
-    found: dict[str, list[str]] = {}
-    for top in ("kheaders", "interceptors", "bench", "examples", "tests"):
-        for path in sorted((ROOT / top).rglob("*.py")):
-            if path != owner:
-                uses = _private_headers_uses(path, private)
-                if uses:
-                    found[path.relative_to(ROOT).as_posix()] = uses
-    unexpected = [
-        use for name, uses in found.items() if name not in _HEADERS_FIELDS_PENDING for use in uses
+    found = [
+        use
+        for top in ("kheaders", "interceptors", "bench", "examples", "tests")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if path != owner
+        for use in _private_headers_uses(path, private)
     ]
-    assert not unexpected, (
-        "use the internal API of kheaders/_model/headers.py instead:\n" + "\n".join(unexpected)
+    assert not found, (
+        "use the internal API of kheaders/_model/headers.py (received, trusted, pairs_of,"
+        " the read_only property) instead:\n" + "\n".join(found)
     )
-    stale = sorted(_HEADERS_FIELDS_PENDING - found.keys())
-    assert not stale, f"no longer read Headers' fields: remove from the pending list: {stale}"
 
 
 def _module_name(path: Path) -> str:

@@ -16,7 +16,6 @@ one that passed the checks is not checked again (one C-level comparison), so the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from functools import partial
 from typing import Any
 
 import confluent_kafka
@@ -26,6 +25,7 @@ from kheaders._client.chain import PRODUCER_HOOKS, InterceptorChain
 from kheaders._client.config import _close_quietly, resolve
 from kheaders._client.delivery import DeliveryCallback, SendCallback, delivery_report
 from kheaders._client.outgoing import EMPTY, closed, plain_list, writable
+from kheaders._client.rawcall import RawProduce, raw_produce, unsendable
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
@@ -37,9 +37,6 @@ _log = get_logger("kheaders.producer")
 
 _NOTHING_CHECKED: list[Any] = [object()]
 """Equal to no header list: the memo of the last header list that passed the checks, at first."""
-
-RawProduce = Callable[..., None]
-"""confluent's ``produce`` taking its 8 arguments by position (see :func:`_raw_produce`)."""
 
 
 class Producer(ClientWrapper, client=confluent_kafka.Producer):
@@ -138,7 +135,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     ) -> None:
         self._producer = raw
         self._limits = limits
-        self._raw_produce = _raw_produce(raw, type(raw) is type(self)._client_class)
+        self._raw_produce = raw_produce(raw, type(raw) is type(self)._client_class)
         self._chain = chain
         # bound once: a bound method made per record would be one more object in flight
         self._ack = chain.acknowledge if chain.on_acknowledgement else None
@@ -187,7 +184,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             except TypeError as exc:
                 if sent is headers and type(headers) is list and headers:
                     return self._memo_refused(topic, value, key, partition, timestamp, headers)
-                raise _unsendable(topic, key, value, exc) from exc
+                raise unsendable(topic, key, value, exc) from exc
         record = ProducerRecord(
             topic,
             value,
@@ -212,7 +209,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         try:
             return self._raw_produce(topic, value, key, partition, None, None, timestamp, sent)
         except TypeError as exc:
-            raise _unsendable(topic, key, value, exc) from exc
+            raise unsendable(topic, key, value, exc) from exc
 
     def _checked(self, headers: HeaderTypes) -> Headers | list[Any] | None:
         """What librdkafka gets for headers passed with a record nobody else sees.
@@ -278,7 +275,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                     headers or None,
                 )
             except TypeError as exc:
-                raise _unsendable(topic, key, value, exc) from exc
+                raise unsendable(topic, key, value, exc) from exc
         except Exception as exc:
             if chain.on_acknowledgement:
                 part = -1 if record.partition is None else record.partition
@@ -399,64 +396,6 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)
         return f"<kheaders.Producer wrapping {self._producer!r}, {n} interceptors>"
-
-
-_C_PRODUCE = confluent_kafka.cimpl.Producer.produce
-"""confluent's own ``produce`` (the C class: OpenTelemetry's ``instrument()`` replaces only
-``confluent_kafka.Producer``, the name)."""
-
-
-def _raw_produce(raw: object, positional: bool) -> RawProduce:
-    """confluent's ``produce``, called with its 8 arguments by position: ``(topic, value, key,
-    partition, callback, on_delivery, timestamp, headers)``.
-
-    confluent's own ``produce`` takes them so (its fastest call: keyword arguments cost it
-    more than kheaders' whole check), as does the ``produce`` of a declared
-    :attr:`Producer._client_class` (``positional``). Any other ``produce``
-    (``SerializingProducer``'s, OpenTelemetry's instrumented producer's, a subclass's) is
-    called with keyword arguments
-    and a plain list of headers it may add to: OTel's instrumentation finds ``headers`` by
-    keyword and appends ``traceparent``; ``SerializingProducer`` orders ``key`` before
-    ``value``.
-    """
-    produce: RawProduce = raw.produce  # type: ignore[attr-defined]
-    if positional or getattr(type(raw), "produce", None) is _C_PRODUCE:
-        return produce
-    return partial(_keywords, produce)
-
-
-def _keywords(  # noqa: PLR0917 - confluent-kafka's positional order
-    produce: RawProduce,
-    topic: str,
-    value: object,
-    key: object,
-    partition: int,
-    callback: object,
-    on_delivery: object,
-    timestamp: int,
-    headers: object,
-) -> None:
-    produce(
-        topic,
-        value=value,
-        key=key,
-        partition=partition,
-        on_delivery=callback or on_delivery,
-        timestamp=timestamp,
-        headers=[] if headers is None else list(headers),  # type: ignore[call-overload]
-    )
-
-
-def _unsendable(topic: str, key: object, value: object, exc: TypeError) -> TypeError:
-    """The error for a key or value librdkafka cannot send (no serializer turned it to bytes)."""
-    for field, data in (("value", value), ("key", key)):
-        if data is not None and not isinstance(data, bytes | str):
-            return TypeError(
-                f"the {field} of a record to topic {topic!r} is {type(data).__name__}, which"
-                f" confluent-kafka cannot send (it takes bytes, str or None): set a"
-                f" {field}_serializer (e.g. kheaders.JsonSerializer()) or encode it first"
-            )
-    return exc
 
 
 def _limits(

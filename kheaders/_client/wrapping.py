@@ -81,7 +81,7 @@ class ClientWrapper:
         self.close()
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
+        if name.startswith("_") or name == "wrapped":  # "wrapped": not set up (yet)
             raise AttributeError(name)
         return getattr(self.wrapped, name)
 

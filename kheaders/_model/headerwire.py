@@ -42,9 +42,7 @@ def encode_block(items: Sequence[tuple[str, bytes | None]]) -> bytes:
     extend = parts.extend
     prefixes = _KEY_PREFIX
     for key, value in items:
-        prefix = prefixes.get(key)
-        if prefix is None:
-            prefix = _key_prefix(key)
+        prefix = prefixes.get(key) or _key_prefix(key)  # a prefix is never empty
         if value is None:
             extend((prefix, b"\x01"))
         else:
@@ -58,14 +56,8 @@ def block_size(items: Sequence[tuple[str, bytes | None]]) -> int:
     size = varint_size(len(items))
     prefixes = _KEY_PREFIX
     for key, value in items:
-        prefix = prefixes.get(key)
-        if prefix is None:
-            prefix = _key_prefix(key)
-        if value is None:
-            size += len(prefix) + 1
-        else:
-            n = len(value)
-            size += len(prefix) + n + (1 if n < 64 else varint_size(n))
+        size += len(prefixes.get(key) or _key_prefix(key))
+        size += 1 if value is None else len(value) + varint_size(len(value))
     return size
 
 

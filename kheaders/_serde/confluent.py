@@ -38,6 +38,13 @@ def _field(field: Field) -> MessageField:
     return result
 
 
+def _callable(serde: ConfluentSerde, kind: str) -> ConfluentSerde:
+    """``serde`` when it is callable. Raises TypeError naming ``kind`` otherwise."""
+    if not callable(serde):
+        raise TypeError(f"a confluent {kind} must be callable, got {serde!r}")
+    return serde
+
+
 class FromConfluentSerializer:
     """A kheaders Serializer that runs a confluent-kafka serializer for ``field``.
 
@@ -50,9 +57,7 @@ class FromConfluentSerializer:
     __slots__ = ("_field", "_serializer")
 
     def __init__(self, serializer: ConfluentSerde, field: Field = "value") -> None:
-        if not callable(serializer):
-            raise TypeError(f"a confluent serializer must be callable, got {serializer!r}")
-        self._serializer = serializer
+        self._serializer = _callable(serializer, "serializer")
         self._field = _field(field)
 
     def serialize(self, topic: str, headers: Headers, data: object) -> bytes | None:
@@ -102,9 +107,7 @@ class FromConfluentDeserializer:
     __slots__ = ("_deserializer", "_field")
 
     def __init__(self, deserializer: ConfluentSerde, field: Field = "value") -> None:
-        if not callable(deserializer):
-            raise TypeError(f"a confluent deserializer must be callable, got {deserializer!r}")
-        self._deserializer = deserializer
+        self._deserializer = _callable(deserializer, "deserializer")
         self._field = _field(field)
 
     def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> object:

@@ -55,10 +55,16 @@ class Worker:
         self._loop = loop
         self._jobs: queue.SimpleQueue[tuple[Any, ...] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._stopped = False
         self.ended: asyncio.Future[None] = loop.create_future()
 
     def submit(self, fn: Callable[..., T], *args: Any) -> concurrent.futures.Future[T]:
-        """Queue ``fn(*args)``, to run in a copy of the caller's context."""
+        """Queue ``fn(*args)``, to run in a copy of the caller's context.
+
+        Raises RuntimeError once the worker is stopped (its client is closed).
+        """
+        if self._stopped:
+            raise RuntimeError("the client is closed")
         cf: concurrent.futures.Future[T] = concurrent.futures.Future()
         self._jobs.put((cf, contextvars.copy_context(), fn, args))
         if self._thread is None:
@@ -72,6 +78,9 @@ class Worker:
 
     def stop(self) -> None:
         """End the thread after the jobs already queued (``ended`` resolves then)."""
+        if self._stopped:
+            return
+        self._stopped = True
         if self._thread is None:
             _ended(self._loop, self.ended)
         else:

@@ -21,6 +21,14 @@ def aio_threads() -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name.startswith(AIO_THREADS)]
 
 
+def still_running(threads: list[threading.Thread], grace: float = 2.0) -> list[threading.Thread]:
+    """``threads`` still alive after ``grace`` seconds: a thread that told the loop it ends
+    may need a moment (a scheduler slice on a busy machine) to be gone."""
+    for t in threads:
+        t.join(grace)
+    return [t for t in threads if t.is_alive()]
+
+
 def producer_config(bootstrap: str, **extra: Any) -> dict[str, Any]:
     config: dict[str, Any] = {"bootstrap.servers": bootstrap, "linger.ms": 2}
     config.update(extra)
@@ -55,7 +63,7 @@ def no_thread_left() -> Any:
     """Fails a test that leaves an async client's thread running."""
     before = set(aio_threads())
     yield
-    left = [t for t in aio_threads() if t not in before and t.is_alive()]
+    left = still_running([t for t in aio_threads() if t not in before])
     assert not left, f"threads left running: {left}"
 
 

@@ -28,7 +28,7 @@ def test_each_contender_ends_one_span_per_record(name: str) -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -42,7 +42,7 @@ def test_unknown_contender_is_refused() -> None:
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=300,
         check=False,
     )
     assert done.returncode != 0

@@ -89,7 +89,7 @@ def seed(bootstrap: str) -> Callable[..., None]:
     return produce
 
 
-def read(consumer: Any, count: int, timeout: float = 15.0) -> list[Message]:
+def read(consumer: Any, count: int, timeout: float = 30.0) -> list[Message]:
     """Poll ``consumer`` until ``count`` records came (error events are skipped)."""
     import time
 

@@ -145,7 +145,7 @@ def test_flush_and_poll_return_counts(
         assert served == [None]
         producer.produce(topic, b"w", callback=lambda err, msg: served.append(err))
         count = 0
-        for _ in range(40):
+        for _ in range(120):
             count += producer.poll(0.25)
             if count:
                 break
