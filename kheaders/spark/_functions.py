@@ -67,7 +67,12 @@ def header_last(headers: ColumnOrName, key: Column | str) -> Column:
 
     Like :meth:`kheaders.Headers.last_value`; never throws under ANSI mode.
     """
-    return sf.try_element_at(_matching(headers, key), sf.lit(-1))["value"]
+    # No lambda (Spark interprets lambdas row by row): the keys as one array, the last match
+    # found from the end by array_position, its value picked by a negative index. All of it
+    # compiles to Java code.
+    hs = _col(headers)
+    from_end = sf.array_position(sf.reverse(hs["key"]), _lit(key, "string"))
+    return sf.when(from_end > 0, sf.element_at(hs["value"], (-from_end).cast("int")))
 
 
 def _utf8(value: Column) -> Column:

@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 _H = "ARRAY<STRUCT<key: STRING, value: BINARY>>"
 _EMPTY = f"CAST(array() AS {_H})"
-_LAST = "try_element_at(filter(h, x -> x.key = k), -1).value"
+_LAST = (  # as header_last: no lambda, so Spark compiles it
+    "CASE WHEN array_position(reverse(h.key), k) > 0"
+    " THEN element_at(h.value, CAST(-array_position(reverse(h.key), k) AS INT)) END"
+)
 
 
 def _varlong(v: str) -> str:
