@@ -70,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--keys-in-one-partition",
         action="store_true",
-        help="every key lives in one partition (Kafka's default partitioner): a faster plan",
+        help="every key lives in one partition (Kafka's default partitioner): one aggregation",
     )
     p.add_argument(
         "-o",
