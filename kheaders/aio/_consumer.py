@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import inspect
+import queue
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
@@ -78,9 +79,9 @@ class AIOConsumer:
     inside a running event loop; ``config`` as for ``kheaders.Consumer``.
 
     Rebalance callbacks given to :meth:`subscribe` get this consumer first; they may be
-    coroutine functions (run on the loop while the worker thread waits, and the consumer's
-    own methods awaited inside them run at once, there) or plain functions (run on the
-    worker thread).
+    coroutine functions (run on the loop while the worker thread, inside librdkafka's
+    callback, runs the consumer's methods they await) or plain functions (run on the worker
+    thread).
     """
 
     def __init__(
@@ -111,7 +112,8 @@ class AIOConsumer:
         self._prefetch: concurrent.futures.Future[tuple[list[Item], int]] | None = None
         self._closed = False
         self._closing: asyncio.Task[None] | None = None
-        self._rebalancing = 0  # a coroutine rebalance callback runs while the worker waits
+        # set while a coroutine rebalance callback runs: the worker takes consumer calls here
+        self._nested: queue.SimpleQueue[Any] | None = None
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -284,23 +286,41 @@ class AIOConsumer:
 
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         self._check_open()
-        if self._rebalancing:  # the worker is waiting for this very task: call here
-            return fn(*args, **kwargs)
+        nested = self._nested
+        if nested is not None:  # the worker waits in a rebalance callback: it runs this
+            cf: concurrent.futures.Future[Any] = concurrent.futures.Future()
+            nested.put((cf, lambda: fn(*args, **kwargs)))
+            return await asyncio.wrap_future(cf, loop=self._loop)
         return await self._worker.call(lambda: fn(*args, **kwargs))
 
     def _on_loop(self, callback: Callable[..., Any]) -> Callable[..., Any]:
-        """A rebalance callback for librdkafka: called with this consumer first; a coroutine
-        function runs on the loop while the worker thread waits for it."""
+        """A rebalance callback for librdkafka, called with this consumer first.
+
+        A coroutine function runs on the loop while the worker thread, inside librdkafka's
+        callback, runs the consumer calls the coroutine awaits (librdkafka takes them from
+        the thread in its callback, as a sync callback would make them; from any other
+        thread they would wait for the callback to end: a deadlock).
+        """
         loop = self._loop
 
         def call(_raw: object, *args: Any) -> Any:
             if not inspect.iscoroutinefunction(callback):
                 return callback(self, *args)
-            self._rebalancing += 1
+            nested: queue.SimpleQueue[Any] = queue.SimpleQueue()
+            self._nested = nested
             try:
-                return asyncio.run_coroutine_threadsafe(callback(self, *args), loop).result()
+                done = asyncio.run_coroutine_threadsafe(callback(self, *args), loop)
+                done.add_done_callback(lambda _: nested.put(None))
+                while (job := nested.get()) is not None:
+                    cf, fn = job
+                    if cf.set_running_or_notify_cancel():
+                        try:
+                            cf.set_result(fn())
+                        except BaseException as exc:
+                            cf.set_exception(exc)
+                return done.result()
             finally:
-                self._rebalancing -= 1
+                self._nested = None
 
         return call
 

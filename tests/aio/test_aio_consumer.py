@@ -201,3 +201,27 @@ async def test_commit_covers_every_partition_of_a_batch(
     await consumer.commit(asynchronous=False)
     wanted = [TopicPartition(topic, p) for p in range(3)]
     assert [tp.offset for tp in await consumer.committed(wanted, 10)] == [10, 10, 10]
+
+
+async def test_subscribe_with_a_coroutine_rebalance_callback(
+    producer: AIOProducer, topic: str, bootstrap: str
+) -> None:
+    """The callback runs on the loop; awaiting the consumer's own methods in it never
+    deadlocks (the worker thread waits for the callback)."""
+    from kheaders.broker import fast_consumer_config
+
+    await _produce(producer, topic, [b"a", b"b"])
+    assigned: list[tuple[list[TopicPartition], object]] = []
+
+    async def on_assign(consumer: AIOConsumer, partitions: list[TopicPartition]) -> None:
+        assert asyncio.get_running_loop() is loop
+        assigned.append((partitions, await consumer.assignment()))
+
+    loop = asyncio.get_running_loop()
+    consumer = AIOConsumer(fast_consumer_config(bootstrap, f"aio-sub-{topic}"))
+    await consumer.subscribe([topic], on_assign=on_assign)
+    got = [m.value() for m in await read_all(consumer, 2, timeout=30)]
+    await consumer.close()
+    assert got == [b"a", b"b"]
+    assert [[tp.partition for tp in parts] for parts, _ in assigned] == [[0]]
+    assert isinstance(assigned[0][1], list)

@@ -21,17 +21,8 @@ from interceptors.tracing import TracingProducerInterceptor
 from kheaders import Headers
 from kheaders.aio import AIOConsumer, AIOProducer
 from kheaders.broker import EmbeddedBroker, create_topic, wait_for_broker
-from tests.faults.ledger import Ledger, record_digest
-from tests.faults.proxy import FaultProxy
-from tests.faults.test_faults_proxy import (
-    MESSAGE_TIMEOUT_MS,
-    PARTITIONS,
-    RATE,
-    SEED,
-    AckLedger,
-    CountingLogger,
-    _headers,
-)
+from tests.faults.ledger import AckLedger, CountingLogger, Ledger, record_digest, record_headers
+from tests.faults.proxy import MESSAGE_TIMEOUT_MS, PARTITIONS, RATE, SEED, FaultProxy
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -153,7 +144,7 @@ async def test_async_clients_lose_no_acknowledged_record_through_faults(
             replaced += 1
         key = b"r%06d" % i
         value = rng.randbytes(rng.randrange(8, 64))
-        fut = await state["producer"].produce(topic, value, key, headers=_headers(i, rng))
+        fut = await state["producer"].produce(topic, value, key, headers=record_headers(i, rng))
         fut.add_done_callback(lambda f, key=key: settled(key, f))
 
     consumer = _Consumer(proxy.address, topic, ledger, restart_after=RECORDS // 3)

@@ -9,7 +9,7 @@ import time
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
 from kheaders import (
     ConfigurationError,
@@ -245,3 +245,30 @@ async def test_close_purges_what_cannot_be_delivered_and_fails_its_futures(
     assert time.monotonic() - started < 3
     outcomes = await asyncio.gather(*futures, return_exceptions=True)
     assert {o.args[0].code() for o in outcomes} == {KafkaError._PURGE_QUEUE}  # type: ignore[union-attr]
+
+
+async def test_transactions_are_awaitable_and_carry_the_headers(
+    bootstrap: str, topic: str, open_consumer: OpenConsumer
+) -> None:
+    import uuid
+
+    config = producer_config(bootstrap, **{"transactional.id": f"aio-{uuid.uuid4().hex[:8]}"})
+    recorder = Recorder()
+    async with AIOProducer(config, interceptors=[recorder]) as producer:
+        await producer.init_transactions(15)
+        await producer.begin_transaction()
+        futures = [
+            await producer.produce(topic, b"%d" % i, headers={"n": b"%d" % i}) for i in range(3)
+        ]
+        consumer = await open_consumer(topic)
+        await producer.send_offsets_to_transaction(
+            [TopicPartition(topic, 0, 0)], consumer.consumer_group_metadata(), 15
+        )
+        await producer.commit_transaction(15)
+        delivered = await asyncio.gather(*futures)  # committed: every future resolved
+    assert [m.headers().last_value("n") for m in delivered] == [b"0", b"1", b"2"]
+    assert len(recorder.acks) == 3
+    got = await read_all(consumer, 3)
+    assert [(m.value(), m.headers().last_value("seen.by")) for m in got] == [
+        (b"%d" % i, b"recorder") for i in range(3)
+    ]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import random
 import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from kheaders import Headers, ProducerRecord, RecordMetadata
 from kheaders._model.headers import received
 
 
@@ -86,3 +88,60 @@ class Ledger:
         assert not twice, f"{len(twice)} records reported more than once: {twice[:5]}"
         assert not both, f"{len(both)} records reported both delivered and failed"
         assert not unknown, f"{len(unknown)} consumed records match nothing sent (corrupted?)"
+
+
+def record_headers(i: int, rng: random.Random) -> list[tuple[str, bytes | None]]:
+    """Record ``i``'s headers: its sequence number, random bytes, duplicates, a null, an empty
+    value and a non-ASCII key (what a fault must not change or lose)."""
+    return [
+        ("seq", str(i).encode()),
+        ("bin", rng.randbytes(rng.randrange(0, 24))),
+        ("dup", b"1"),
+        ("dup", b"2"),
+        ("null", None),
+        ("empty", b""),
+        ("ключ", "значение".encode()),
+    ]
+
+
+class CountingLogger:
+    """A structlog-like logger that counts events by name (100k records would flood a log)."""
+
+    def __init__(self) -> None:
+        self.events: Counter[str] = Counter()
+        self.leaked = 0
+
+    def bind(self, **_: object) -> CountingLogger:
+        return self
+
+    def _log(self, event: str, **fields: object) -> None:
+        self.events[event] += 1
+
+    info = debug = warning = error = _log
+
+
+class AckLedger:
+    """The last producer interceptor: digests what is really sent, and every acknowledgement."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.acks: Counter[bytes] = Counter()
+        self.ack_errors: dict[bytes, str] = {}
+        self.queue_full = 0  # produce() raised BufferError: the application sends it again
+        self._lock = threading.Lock()
+
+    def on_send(self, record: ProducerRecord) -> ProducerRecord:
+        self.ledger.sent[record.key] = record_digest(record.key, record.value, record.headers)
+        return record
+
+    def on_acknowledgement(self, metadata: RecordMetadata, error: object, headers: Headers) -> None:
+        seq = headers.last_value("seq")
+        assert isinstance(seq, bytes)
+        key = b"r%06d" % int(seq)
+        if isinstance(error, BufferError):
+            self.queue_full += 1
+            return
+        with self._lock:
+            self.acks[key] += 1
+            if error is not None:
+                self.ack_errors[key] = str(error)

@@ -405,6 +405,11 @@ class ProcessFaultProxy:
 
 SEED = 20261121
 """The fault proxies' random seed in the tests: the same faults on every run."""
+RATE = 8_000
+"""Records/s of the runs through faults: spreads them so the faults land while records fly."""
+PARTITIONS = 3
+MESSAGE_TIMEOUT_MS = 6000
+"""Above the chaos' stalls and reconnects: only a blackout makes records time out."""
 
 
 @contextlib.contextmanager

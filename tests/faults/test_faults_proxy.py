@@ -24,17 +24,27 @@ from opentelemetry.sdk.trace import TracerProvider
 from interceptors.client_id import ClientIdInterceptor
 from interceptors.logging import LoggingInterceptor
 from interceptors.tracing import TracingProducerInterceptor
-from kheaders import Consumer, Headers, Producer, ProducerRecord, RecordMetadata
+from kheaders import Consumer, Headers, Producer
 from kheaders.broker import EmbeddedBroker, create_topic, free_port, wait_for_broker
-from tests.faults.ledger import Ledger, record_digest
-from tests.faults.proxy import SEED, FaultProxy, wait_until
+from tests.faults.ledger import (
+    AckLedger,
+    CountingLogger,
+    Ledger,
+    record_digest,
+    record_headers,
+)
+from tests.faults.proxy import (
+    MESSAGE_TIMEOUT_MS,
+    PARTITIONS,
+    RATE,
+    SEED,
+    FaultProxy,
+    wait_until,
+)
 
 pytestmark = pytest.mark.integration
 
 RECORDS = 100_000
-RATE = 8_000  # records/s: spreads the run over ~13 s so the faults land while records fly
-PARTITIONS = 3
-MESSAGE_TIMEOUT_MS = 6000  # above the chaos' stalls and reconnects: only the blackout times out
 BLACKOUT_AT = 93_000  # the proxy refuses all traffic for longer than message.timeout.ms here
 BLACKOUT_RECORDS = 1_500
 
@@ -168,18 +178,6 @@ def test_embedded_broker_advertised_port_defaults_to_its_port() -> None:
 # -- 100k records through faults ----------------------------------------------------------------
 
 
-def _headers(i: int, rng: random.Random) -> list[tuple[str, bytes | None]]:
-    return [
-        ("seq", str(i).encode()),
-        ("bin", rng.randbytes(rng.randrange(0, 24))),
-        ("dup", b"1"),
-        ("dup", b"2"),
-        ("null", None),
-        ("empty", b""),
-        ("ключ", "значение".encode()),
-    ]
-
-
 class _Consumer(threading.Thread):
     """Consumes with commits after processing; restarts from committed offsets once."""
 
@@ -295,56 +293,13 @@ def _send(
 ) -> None:
     key = b"r%06d" % i
     value = rng.randbytes(rng.randrange(8, 64))
-    headers = _headers(i, rng)
+    headers = record_headers(i, rng)
     while True:
         try:
             produce(key, value, headers)
             return
         except BufferError:
             poll(0.05)
-
-
-class CountingLogger:
-    """A structlog-like logger that counts events by name (100k records would flood a log)."""
-
-    def __init__(self) -> None:
-        self.events: Counter[str] = Counter()
-        self.leaked = 0
-
-    def bind(self, **_: object) -> CountingLogger:
-        return self
-
-    def _log(self, event: str, **fields: object) -> None:
-        self.events[event] += 1
-
-    info = debug = warning = error = _log
-
-
-class AckLedger:
-    """The last producer interceptor: digests what is really sent, and every acknowledgement."""
-
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
-        self.acks: Counter[bytes] = Counter()
-        self.ack_errors: dict[bytes, str] = {}
-        self.queue_full = 0  # produce() raised BufferError: the application sends it again
-        self._lock = threading.Lock()
-
-    def on_send(self, record: ProducerRecord) -> ProducerRecord:
-        self.ledger.sent[record.key] = record_digest(record.key, record.value, record.headers)
-        return record
-
-    def on_acknowledgement(self, metadata: RecordMetadata, error: object, headers: Headers) -> None:
-        seq = headers.last_value("seq")
-        assert isinstance(seq, bytes)
-        key = b"r%06d" % int(seq)
-        if isinstance(error, BufferError):
-            self.queue_full += 1
-            return
-        with self._lock:
-            self.acks[key] += 1
-            if error is not None:
-                self.ack_errors[key] = str(error)
 
 
 def test_no_acknowledged_record_is_lost_through_cuts_stalls_and_delays(
