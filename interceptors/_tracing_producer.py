@@ -213,22 +213,17 @@ class TracingProducerInterceptor:
         if self._mode == "span":
             self._send_span(record, headers)
             return record
-        if headers and not self._overwrite and w3c_span_context(headers) is not None:
-            return record
         prop, fields, _ = self._propagator_state()
-        replace_fields(headers, fields, self._context_cache(otel_context.get_current(), prop)[2])
+        present = _any_key(headers, fields)
+        if present and not self._overwrite and w3c_span_context(headers) is not None:
+            return record
+        pairs = self._context_cache(otel_context.get_current(), prop)[2]
+        replace_fields(headers, fields, pairs, present)
         return record
 
     def _send_span(self, record: ProducerRecord, headers: Headers) -> None:
         prop, fields, w3c_only = self._propagator_state()
-        # one scan: a record with none of the propagator's keys (the usual case) needs no
-        # creation-context parse and no removal before the trace headers are added
-        present = False
-        if headers:
-            for h in headers:
-                if h[0] in fields:
-                    present = True
-                    break
+        present = _any_key(headers, fields)
         creation = w3c_span_context(headers) if present and not self._overwrite else None
         topic = record.topic
         found = self._attrs.get(topic)
@@ -332,6 +327,19 @@ class TracingProducerInterceptor:
     def pending_spans(self) -> int:
         """How many send spans await their acknowledgement."""
         return len(self._pending)
+
+
+def _any_key(headers: Headers, fields: frozenset[str]) -> bool:
+    """Whether any header key is one of ``fields``: one scan, no allocation.
+
+    A record with none of the propagator's keys (the usual case) needs no creation-context
+    parse and no removal before the trace headers are added.
+    """
+    if headers:
+        for h in headers:
+            if h[0] in fields:
+                return True
+    return False
 
 
 def _end_unacknowledged(span: Span) -> None:

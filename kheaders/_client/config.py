@@ -33,9 +33,9 @@ import contextlib
 import difflib
 import importlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from kheaders._client.chain import CONSUMER_HOOKS, PRODUCER_HOOKS, implements
+from kheaders._client.chain import CONSUMER_HOOKS, PRODUCER_HOOKS, InterceptorChain, implements
 from kheaders._errors import ConfigurationError
 from kheaders._model.keys import c_string_problem, shown
 from kheaders._model.limits import HeaderLimits
@@ -276,7 +276,9 @@ class ClientSetup:
     """What a config and keyword arguments resolve to: librdkafka's part and ours."""
 
     rdkafka: dict[str, object]
-    interceptors: list[object] = field(default_factory=list)
+    chain: InterceptorChain
+    interceptors: list[object]
+    """Every interceptor built or given, in order (the chain leaves out idle ones)."""
     key: Callable[..., object] | None = None
     """The bound ``serialize``/``deserialize`` method of the key (de)serializer, if any."""
     value: Callable[..., object] | None = None
@@ -289,11 +291,13 @@ def resolve(
     key: object,
     value: object,
     producer: bool,
+    strict: bool = False,
 ) -> ClientSetup:
     """Split ``config`` into librdkafka settings and kheaders' own (see the module doc),
-    building what they name.
+    building what they name, the interceptor chain included.
 
-    Interceptors from ``interceptor.classes`` come first, then ``interceptors``.
+    Interceptors from ``interceptor.classes`` come first, then ``interceptors``; whatever
+    was built is closed again when a later step fails.
     Raises ConfigurationError naming the setting (and class) at fault; a setting meant for
     the other side (e.g. ``key.deserializer`` in a producer config) is an error too.
     """
@@ -328,7 +332,13 @@ def resolve(
     except ConfigurationError:
         _close_quietly(reversed(built))
         raise
-    return ClientSetup(librdkafka_config(config, everyone), everyone, key_fn, value_fn)
+    hooks = PRODUCER_HOOKS if producer else CONSUMER_HOOKS
+    try:
+        chain = InterceptorChain(everyone, strict=strict, hooks=hooks)
+    except BaseException:
+        _close_quietly(everyone)
+        raise
+    return ClientSetup(librdkafka_config(config, everyone), chain, everyone, key_fn, value_fn)
 
 
 def _check_kinds(interceptors: Iterable[object], setting: str, producer: bool) -> None:

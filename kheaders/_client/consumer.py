@@ -33,8 +33,8 @@ import confluent_kafka
 from confluent_kafka import KafkaError, Message, TopicPartition
 
 from kheaders import _telemetry
-from kheaders._client.chain import CONSUMER_HOOKS, InterceptorChain
-from kheaders._client.config import _close_quietly, resolve
+from kheaders._client.chain import InterceptorChain
+from kheaders._client.config import resolve
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import DeserializationError, held_failures
 from kheaders._model.headers import received
@@ -74,14 +74,6 @@ def _rebalance(
     consumer: Consumer, callback: RebalanceCallback, _raw: object, partitions: list[TopicPartition]
 ) -> None:
     callback(consumer, partitions)
-
-
-def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
-    try:
-        return InterceptorChain(interceptors, strict=strict, hooks=CONSUMER_HOOKS)
-    except BaseException:
-        _close_quietly(interceptors)
-        raise
 
 
 class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
@@ -130,8 +122,9 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             key=key_deserializer,
             value=value_deserializer,
             producer=False,
+            strict=strict,
         )
-        chain = _chain(setup.interceptors, strict)
+        chain = setup.chain
         rdkafka = setup.rdkafka
         if chain.on_commit:
             user = rdkafka.get("on_commit")
@@ -411,8 +404,9 @@ def wrap_consumer(
         key=key_deserializer,
         value=value_deserializer,
         producer=False,
+        strict=strict,
     )
-    chain = _chain(setup.interceptors, strict)
+    chain = setup.chain
     if group_id is None:
         group = config.get("group.id")
         group_id = group if isinstance(group, str) else None

@@ -21,8 +21,8 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
 
-from kheaders._client.chain import PRODUCER_HOOKS, InterceptorChain
-from kheaders._client.config import _close_quietly, resolve
+from kheaders._client.chain import InterceptorChain
+from kheaders._client.config import resolve
 from kheaders._client.delivery import DeliveryCallback, SendCallback, delivery_report
 from kheaders._client.outgoing import EMPTY, closed, plain_list, writable
 from kheaders._client.rawcall import RawProduce, raw_produce, unsendable
@@ -96,9 +96,10 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             key=key_serializer,
             value=value_serializer,
             producer=True,
+            strict=strict,
         )
         default_cb = setup.rdkafka.pop("on_delivery", None)
-        chain = _chain(setup.interceptors, strict)
+        chain = setup.chain
         try:
             raw = (self._client_class or confluent_kafka.Producer)(setup.rdkafka)
         except BaseException:
@@ -413,14 +414,6 @@ def _readable(headers: object) -> Headers:
     return headers if type(headers) is Headers else EMPTY
 
 
-def _chain(interceptors: list[object], strict: bool) -> InterceptorChain:
-    try:
-        return InterceptorChain(interceptors, strict=strict, hooks=PRODUCER_HOOKS)
-    except BaseException:
-        _close_quietly(interceptors)
-        raise
-
-
 def wrap_producer(
     producer: confluent_kafka.Producer,
     *,
@@ -457,6 +450,7 @@ def wrap_producer(
         key=key_serializer,
         value=value_serializer,
         producer=True,
+        strict=strict,
     )
-    chain = _chain(setup.interceptors, strict)
+    chain = setup.chain
     return Producer._wrap(producer, chain, setup.key, setup.value, limits)

@@ -8,13 +8,12 @@ and truncated input raise :class:`~kheaders.DecodeError` naming the offset, neve
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Protocol
-
 from kheaders._errors import DecodeError
 
 _U32_MAX = 0xFFFF_FFFF
 _U64_MAX = 0xFFFF_FFFF_FFFF_FFFF
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 
 # Every value below 2**14 pre-encoded: header counts and key/value lengths almost always are.
 _SMALL: tuple[bytes, ...] = tuple(
@@ -113,60 +112,26 @@ def write_unsigned_varint(n: int) -> bytes:
     return _encode_unsigned(n)
 
 
-def _compile(template: str, name: str, doc: str, **constants: object) -> Callable[..., Any]:
-    """Build the function ``name`` from ``template`` with ``constants`` written into its code.
-
-    As ``dataclasses`` and ``namedtuple`` build their methods: one shape for several
-    functions, each as fast as a hand-written copy (a closure's cells would cost every call
-    a few percent on the 1-byte paths, which header counts and lengths almost always take).
-    """
-    namespace: dict[str, Any] = {}
-    source = template.format(name=name, **constants)
-    exec(compile(source, f"<kheaders._codec.varint: {name}>", "exec"), globals(), namespace)
-    function: Callable[..., Any] = namespace[name]
-    function.__doc__ = doc
-    return function
+def _zigzag(n: int, bits: int) -> int:
+    return ((n << 1) ^ (n >> (bits - 1))) & ((1 << bits) - 1)
 
 
-_ZIGZAG_WRITER = """
-def {name}(n):
-    if -8192 <= n < 8192:
-        return _SMALL[(n << 1) ^ (n >> {shift})]
-    if not {low} <= n <= {high}:
-        raise ValueError(f"{kind} out of {bits}-bit range: {{n}}")
-    return _encode_unsigned(((n << 1) ^ (n >> {shift})) & {mask})
-"""
-
-
-def _zigzag_writer(kind: str, bits: int, doc: str) -> Callable[[int], bytes]:
-    """A zigzag writer for signed ``bits``-bit integers."""
-    return _compile(
-        _ZIGZAG_WRITER,
-        f"write_{kind}",
-        doc,
-        kind=kind,
-        bits=bits,
-        shift=bits - 1,
-        low=-(1 << (bits - 1)),
-        high=(1 << (bits - 1)) - 1,
-        mask=(1 << bits) - 1,
-    )
-
-
-write_varint = _zigzag_writer(
-    "varint",
-    32,
+def write_varint(n: int) -> bytes:
     """Zigzag-encode a signed 32-bit ``n`` (``-1`` is ``01``, ``64`` is ``80 01``).
 
     >>> write_varint(-(2**31)).hex(" ")
     'ff ff ff ff 0f'
 
     Raises ValueError when ``n`` is outside the signed 32-bit range.
-    """,
-)
-write_varlong = _zigzag_writer(
-    "varlong",
-    64,
+    """
+    if -8192 <= n < 8192:  # the pre-encoded table: header counts and lengths
+        return _SMALL[(n << 1) ^ (n >> 31)]
+    if not _I32_MIN <= n <= _I32_MAX:
+        raise ValueError(f"varint out of 32-bit range: {n}")
+    return _encode_unsigned(_zigzag(n, 32))
+
+
+def write_varlong(n: int) -> bytes:
     """Zigzag-encode a signed 64-bit ``n`` (1 to 10 bytes): the timestamp delta
     of a record-v2 record, and KIP-280 versions in the ``varlong`` encoding.
 
@@ -174,96 +139,55 @@ write_varlong = _zigzag_writer(
     'ff ff ff ff ff ff ff ff ff 01'
 
     Raises ValueError when ``n`` is outside the signed 64-bit range.
-    """,
-)
-
-
-class _Reader(Protocol):
-    def __call__(
-        self, data: bytes | bytearray | memoryview, offset: int = 0
-    ) -> tuple[int, int]: ...
-
-
-_READER = """
-def {name}(data, offset=0):
-    try:
-        b = data[offset]
-        if offset >= 0:
-            if b < 0x80:
-                return {value_b}, offset + 1
-            c = data[offset + 1]
-            if c < 0x80:
-                b = b & 0x7F | c << 7
-                return {value_b}, offset + 2
-            raw, pos = _decode_rest(data, offset, b & 0x7F | (c & 0x7F) << 7, {max_bytes})
-        else:
-            raw, pos = _decode_unsigned(data, offset, {max_bytes})
-    except IndexError:
-        raise DecodeError("truncated varint", offset) from None
-    if raw > {limit}:
-        raise DecodeError({too_large!r}, offset)
-    return {value_raw}, pos
-"""
-
-
-def _reader(kind: str, max_bytes: int, limit: int, *, zigzag: bool, doc: str) -> _Reader:
-    """A varint reader: at most ``max_bytes`` bytes, raw values up to ``limit``, zigzag-decoded
-    or not. The 1- and 2-byte paths return inline; longer ones continue in ``_decode_rest``.
     """
-    value = "({v} >> 1) ^ -({v} & 1)" if zigzag else "{v}"
-    reader: _Reader = _compile(
-        _READER,
-        f"read_{kind.replace(' ', '_')}",
-        doc,
-        max_bytes=max_bytes,
-        limit=limit,
-        too_large=f"{kind} exceeds {limit.bit_length()} bits",
-        value_b=value.format(v="b"),
-        value_raw=value.format(v="raw"),
-    )
-    return reader
+    if -8192 <= n < 8192:
+        return _SMALL[(n << 1) ^ (n >> 63)]
+    if not _I64_MIN <= n <= _I64_MAX:
+        raise ValueError(f"varlong out of 64-bit range: {n}")
+    return _encode_unsigned(_zigzag(n, 64))
 
 
-read_unsigned_varint = _reader(
-    "unsigned varint",
-    5,
-    _U32_MAX,
-    zigzag=False,
-    doc="""Decode an unsigned varint at ``offset``; return ``(value, next_offset)``.
+def read_unsigned_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
+    """Decode an unsigned varint at ``offset``; return ``(value, next_offset)``.
 
     >>> read_unsigned_varint(bytes.fromhex("ac 02"))
     (300, 2)
 
     Raises DecodeError on truncated input, a 5th byte with its high bit set, or a value
     beyond 32 bits.
-    """,
-)
-read_varint = _reader(
-    "varint",
-    5,
-    _U32_MAX,
-    zigzag=True,
-    doc="""Decode a zigzag varint at ``offset``; return ``(value, next_offset)``.
+    """
+    value, end = _decode_unsigned(data, offset, 5)
+    if value > _U32_MAX:
+        raise DecodeError("unsigned varint exceeds 32 bits", offset)
+    return value, end
+
+
+def read_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
+    """Decode a zigzag varint at ``offset``; return ``(value, next_offset)``.
 
     >>> read_varint(b"\\x80\\x01")
     (64, 2)
 
     Raises DecodeError on truncated or over-long (more than 5 bytes) input.
-    """,
-)
-read_varlong = _reader(
-    "varlong",
-    10,
-    _U64_MAX,
-    zigzag=True,
-    doc="""Decode a zigzag varlong at ``offset``; return ``(value, next_offset)``.
+    """
+    raw, end = _decode_unsigned(data, offset, 5)
+    if raw > _U32_MAX:
+        raise DecodeError("varint exceeds 32 bits", offset)
+    return (raw >> 1) ^ -(raw & 1), end
+
+
+def read_varlong(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[int, int]:
+    """Decode a zigzag varlong at ``offset``; return ``(value, next_offset)``.
 
     >>> read_varlong(bytes.fromhex("ff ff ff ff ff ff ff ff ff 01"))
     (-9223372036854775808, 10)
 
     Raises DecodeError on truncated or over-long (more than 10 bytes) input.
-    """,
-)
+    """
+    raw, end = _decode_unsigned(data, offset, 10)
+    if raw > _U64_MAX:
+        raise DecodeError("varlong exceeds 64 bits", offset)
+    return (raw >> 1) ^ -(raw & 1), end
 
 
 def varint_size(n: int) -> int:

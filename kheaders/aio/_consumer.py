@@ -19,7 +19,6 @@ import inspect
 import queue
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
 from typing import Any, Self
 
 from confluent_kafka import KafkaException, Message, TopicPartition
@@ -28,6 +27,7 @@ from kheaders._client.chain import InterceptorChain
 from kheaders._client.consumer import Consumer
 from kheaders._errors import DeserializationError
 from kheaders._log import get_logger
+from kheaders.aio._closing import AsyncClosing
 from kheaders.aio._threads import SLICE, Worker, wait_ended
 
 _log = get_logger("kheaders.aio.consumer")
@@ -69,7 +69,7 @@ def _insert_in_order(items: list[Item], failure: DeserializationError) -> None:
     items.append(failure)
 
 
-class AIOConsumer:
+class AIOConsumer(AsyncClosing):
     """kheaders' :class:`~kheaders.Consumer` for asyncio: the same record semantics.
 
     Records have read-only Headers (never ``None``), deserialized key and value (the
@@ -430,17 +430,6 @@ class AIOConsumer:
         finally:
             self._worker.stop()
             await wait_ended(self._worker.ended, 10 * SLICE)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "open"

@@ -14,8 +14,7 @@ import contextlib
 import weakref
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
-from typing import Any, Self, cast
+from typing import Any, cast
 
 from confluent_kafka import KafkaException, Message
 
@@ -26,6 +25,7 @@ from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
 from kheaders._model.headers import HeaderTypes
 from kheaders._model.limits import HeaderLimits
+from kheaders.aio._closing import AsyncClosing
 from kheaders.aio._parking import LoopProducer, ParkingProducer
 from kheaders.aio._threads import SLICE, Poller, Worker, wait_ended
 
@@ -114,7 +114,7 @@ class _Deliveries:
             self.loop.call_soon(self.settle)
 
 
-class AIOProducer:
+class AIOProducer(AsyncClosing):
     """kheaders' :class:`~kheaders.Producer` for asyncio: same config, interceptors,
     serializers and header limits; ``produce`` gives a future of the delivered message.
 
@@ -342,17 +342,6 @@ class AIOProducer:
             self._worker.stop()
             await wait_ended(self._worker.ended, 10 * SLICE)
         return remaining
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closing is not None else "open"

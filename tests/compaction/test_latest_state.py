@@ -20,7 +20,9 @@ pytestmark = pytest.mark.integration
 
 
 def _producer(bootstrap: str) -> Producer:
-    return Producer({"bootstrap.servers": bootstrap, "linger.ms": 0})
+    """One record per batch: the embedded broker's high watermark is the last batch's base
+    offset + 1 (FIELD-NOTES), and catching up stops at the high watermark."""
+    return Producer({"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1})
 
 
 def _assign_consumer(bootstrap: str) -> Consumer:
@@ -149,7 +151,8 @@ def test_out_of_order_versions_from_several_producers_end_to_end(
     # Three kheaders producers; the interceptor stamps each version from the value.
     producers = [
         kheaders.Producer(
-            {"bootstrap.servers": bootstrap, "linger.ms": 0},
+            # One record per batch, as in _producer (the embedded broker's high watermark).
+            {"bootstrap.servers": bootstrap, "linger.ms": 0, "batch.num.messages": 1},
             interceptors=[VersionStampInterceptor(version_of=lambda r: int(r.value[-1:]))],
         )
         for _ in range(3)
