@@ -18,14 +18,8 @@ from typing import Any, Protocol
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, Histogram, Meter, MeterProvider, Observation
 
-from interceptors._config import Config, get_str, server_address
-from interceptors._tracing_common import (
-    INSTRUMENTATION_NAME,
-    INSTRUMENTATION_VERSION,
-    SCHEMA_URL,
-    SERVER_ADDRESS,
-    SERVER_PORT,
-)
+from interceptors._config import Config, get_str
+from interceptors._tracing_common import INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION, SCHEMA_URL
 
 # OpenTelemetry messaging semantic conventions (semconv 0.66b1 / 1.3x names).
 SENT_MESSAGES = "messaging.client.sent.messages"
@@ -72,17 +66,6 @@ def error_type(error: object) -> str:
     if callable(name):
         return str(name())
     return type(error).__qualname__
-
-
-def server_attrs(config: Config) -> Attrs:
-    """``server.address`` / ``server.port`` from the first ``bootstrap.servers`` entry."""
-    attrs: Attrs = {}
-    server = server_address(config)
-    if server is not None:
-        attrs[SERVER_ADDRESS] = server[0]
-        if server[1] is not None:
-            attrs[SERVER_PORT] = server[1]
-    return attrs
 
 
 def group_of(config: Config) -> str | None:
@@ -186,7 +169,7 @@ class Sampler:
         return True
 
 
-class _Sources:
+class CountSources:
     """The count sources of one counter: live ones, and the totals of retired ones.
 
     A closed client's counts stay in the totals (a cumulative counter never goes back), and
@@ -231,8 +214,8 @@ class Instruments:
     """
 
     def __init__(self, meter: Meter) -> None:
-        self._producers = _Sources()
-        self._consumers = _Sources()
+        self._producers = CountSources()
+        self._consumers = CountSources()
         self.sent = meter.create_observable_counter(
             SENT_MESSAGES,
             callbacks=[self._observer(self._producers)],
@@ -260,7 +243,7 @@ class Instruments:
         )
 
     @staticmethod
-    def _observer(sources: _Sources) -> Callable[[CallbackOptions], Iterator[Observation]]:
+    def _observer(sources: CountSources) -> Callable[[CallbackOptions], Iterator[Observation]]:
         def observe(_options: CallbackOptions) -> Iterator[Observation]:
             for key, n in sources.totals().items():
                 yield Observation(n, dict(key))
@@ -268,14 +251,52 @@ class Instruments:
         return observe
 
     @property
-    def producers(self) -> _Sources:
+    def producers(self) -> CountSources:
         """The sources of ``messaging.client.sent.messages``."""
         return self._producers
 
     @property
-    def consumers(self) -> _Sources:
+    def consumers(self) -> CountSources:
         """The sources of ``messaging.client.consumed.messages``."""
         return self._consumers
+
+
+class Registration:
+    """Where one interceptor's counts are reported: a counter of its MeterProvider's
+    instruments (``side`` picks it: ``Instruments.producers`` or ``.consumers``)."""
+
+    __slots__ = ("_counts", "_provider", "_side", "instruments")
+
+    def __init__(
+        self,
+        provider: MeterProvider | None,
+        counts: CountSource,
+        side: Callable[[Instruments], CountSources],
+    ) -> None:
+        self._provider = provider
+        self._counts = counts
+        self._side = side
+        self.instruments: Instruments | None = None
+        """The instruments the counts are reported by (``None`` before the first bind)."""
+
+    def bind(self) -> Instruments | None:
+        """The provider's instruments now, the counts reported by them (moved there, totals
+        kept, if the provider is another one since the last call); ``None`` when the provider
+        records nothing (the API's no-op or proxy: set the global provider first)."""
+        if is_noop(self._provider):
+            return None
+        found = instruments(self._provider)
+        if found is not self.instruments:
+            self.retire()
+            self.instruments = found
+            self._side(found).add(self._counts)
+        return found
+
+    def retire(self) -> None:
+        """Keep the counts in the counter's totals as they are and stop reporting them (a
+        closed client's series stays: a cumulative counter never goes back)."""
+        if self.instruments is not None:
+            self._side(self.instruments).retire(self._counts)
 
 
 _registry: dict[int, tuple[MeterProvider, Instruments]] = {}
