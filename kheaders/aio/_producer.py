@@ -19,6 +19,7 @@ from typing import Any, cast
 from confluent_kafka import KafkaException, Message
 
 from kheaders._client.chain import InterceptorChain
+from kheaders._client.delivery import Kept, read_only
 from kheaders._client.producer import Producer
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._errors import ConfigurationError
@@ -42,16 +43,19 @@ up normally comes sooner, from the delivery reports that free the room)."""
 
 
 class _Delivery(asyncio.Future):  # type: ignore[type-arg]
-    """A record's future that is also its delivery callback (one object per record, not
-    three): librdkafka's report, on the delivery thread, stores the outcome and queues the
-    future for the loop, which resolves it."""
+    """A record's future that is also its delivery report (a ``Carrier``: it carries the
+    record's headers in ``sent``), so it is the only object the record keeps alive in flight:
+    librdkafka's report, on the delivery thread, gives the message its read-only headers,
+    stores the outcome and queues the future for the loop, which resolves it."""
 
-    __slots__ = ("_err", "_queue", "_value")
+    __slots__ = ("_err", "_queue", "_value", "sent")
     _err: Any
     _queue: Callable[[_Delivery], None]
     _value: Any
+    sent: Kept
 
     def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
+        msg.set_headers(read_only(self.sent))
         self._err = err
         self._value = msg
         self._queue(self)
@@ -190,15 +194,7 @@ class AIOProducer(AsyncClosing):
             await self._wait_room()
         fut = _Delivery(loop=self._loop)
         fut._queue = self._append
-        self._sync.produce(
-            topic,
-            value,
-            key,
-            partition,
-            on_delivery=fut,
-            timestamp=timestamp,
-            headers=headers,
-        )
+        self._sync._produce_carried(fut, topic, value, key, partition, timestamp, headers)
         if self._raw.parked:
             await self._wait_room()
         else:
