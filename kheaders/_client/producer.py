@@ -40,7 +40,7 @@ from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._log import get_logger
-from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes
+from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes, plain_pairs
 from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits
 
 _log = get_logger("kheaders.producer")
@@ -245,6 +245,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         if carrier is not None:
             carrier.sent = headers
             cb = carrier
+        if cb is not None or java_cb is not None or self._ack is not None:
+            plain_pairs(headers)  # kept in flight: tuples the collector stops tracking
         if self._ack is None and java_cb is None:
             if carrier is not None or cb is None:
                 return cb
