@@ -12,6 +12,7 @@ of the rest above it.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
@@ -144,19 +145,21 @@ class Sampler:
     the limit every call is taken, so small runs (tests, quiet services) are exact.
     """
 
-    __slots__ = ("_calls", "_end", "_limit", "_stride", "_taken")
+    __slots__ = ("_calls", "_clock", "_end", "_limit", "_stride", "_taken")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, clock: Callable[[], float] = time.perf_counter) -> None:
         self._limit = limit
+        self._clock = clock
         self._stride = 1
         self._calls = 0
         self._taken = 0
         self._end = 0.0
 
-    def take(self, now: float) -> bool:
-        """Whether to record the duration of the call at ``now`` (``time.perf_counter()``)."""
+    def take(self) -> float | None:
+        """The clock's time now if this call's duration is to be recorded, else ``None``."""
+        now = self._clock()
         if not self._limit:
-            return True
+            return now
         if now >= self._end:
             calls = self._calls
             self._stride = max(1, -(-calls // self._limit))
@@ -164,9 +167,9 @@ class Sampler:
             self._end = now + 1.0
         self._calls += 1
         if self._taken >= self._limit or self._calls % self._stride:
-            return False
+            return None
         self._taken += 1
-        return True
+        return now
 
 
 class CountSources:

@@ -152,8 +152,8 @@ class MetricsProducerInterceptor:
 
     def _send(self, record: ProducerRecord) -> ProducerRecord:
         """Note the send time of the records whose delivery latency is sampled."""
-        now = time.perf_counter()
-        if self._sampler.take(now):
+        now = self._sampler.take()
+        if now is not None:
             pending = self._pending
             headers = record.headers
             pending[id(headers)] = (headers, now)

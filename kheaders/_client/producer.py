@@ -40,7 +40,7 @@ from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._log import get_logger
-from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes
+from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes, plain_pairs
 from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits
 
 _log = get_logger("kheaders.producer")
@@ -245,6 +245,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         if carrier is not None:
             carrier.sent = headers
             cb = carrier
+        if cb is not None or java_cb is not None or self._ack is not None:
+            plain_pairs(headers)  # kept in flight: tuples the collector stops tracking
         if self._ack is None and java_cb is None:
             if carrier is not None or cb is None:
                 return cb
@@ -360,10 +362,19 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 headers = record.headers = Headers(headers)
             key = record.key
             value = record.value
-            if self._key_ser is not None:
-                key = self._serialize(self._key_ser, "key", topic, headers, key)
-            if self._value_ser is not None:
-                value = self._serialize(self._value_ser, "value", topic, headers, value)
+            # the serializers called here, not through a helper: one frame less per record
+            ser = self._key_ser
+            if ser is not None:
+                try:
+                    key = ser(topic, headers, key)
+                except Exception as exc:
+                    raise _serialization_error("key", topic, exc) from exc
+            ser = self._value_ser
+            if ser is not None:
+                try:
+                    value = ser(topic, headers, value)
+                except Exception as exc:
+                    raise _serialization_error("value", topic, exc) from exc
             closed(headers, self._limits)
             report = self._report(headers, cb, java_cb, carrier)
             partition = record.partition
@@ -385,20 +396,6 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 part = -1 if record.partition is None else record.partition
                 chain.acknowledge(RecordMetadata(topic, part), exc, _readable(headers))
             raise
-
-    @staticmethod
-    def _serialize(
-        fn: Callable[..., object], field: str, topic: str, headers: Headers, data: object
-    ) -> object:
-        try:
-            return fn(topic, headers, data)
-        except Exception as exc:
-            raise SerializationError(
-                f"{field} serializer failed for a record to topic {topic!r}:"
-                f" {type(exc).__name__}: {exc}",
-                topic=topic,
-                field=field,
-            ) from exc
 
     def produce_batch(
         self,
@@ -511,6 +508,15 @@ def _limits(
     if limits is False:
         return None
     return limits
+
+
+def _serialization_error(field: str, topic: str, exc: Exception) -> SerializationError:
+    """The error for a ``field`` (key or value) serializer that raised ``exc``."""
+    return SerializationError(
+        f"{field} serializer failed for a record to topic {topic!r}: {type(exc).__name__}: {exc}",
+        topic=topic,
+        field=field,
+    )
 
 
 def _kept(sent: Headers | list[Any] | None) -> Kept:
