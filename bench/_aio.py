@@ -7,8 +7,8 @@ callback (what a sync service does to learn each record's outcome). ``kheaders s
 reports`` (fire and forget) and ``confluent sync + on_delivery`` (raw confluent-kafka, the
 same shared callback: librdkafka's own rate, the bound of everything built on it) are there
 for context. confluent's ``AIOProducer`` cannot send headers (NotImplementedError), so it
-produces the same keys and values without them, the only way it works. aiokafka gets ``acks="all"`` (librdkafka's default) and ``linger_ms=5``
-like every producer here.
+produces the same keys and values without them, the only way it works. aiokafka gets
+``acks="all"`` (librdkafka's default) and ``linger_ms=5`` like every producer here.
 
 ``aio:consume``: each contender reads the same topic from the start with ``assign()``,
 reading every record's headers, in batches of ``BATCH`` (``AIOConsumer.consume`` vs
