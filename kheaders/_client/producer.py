@@ -281,7 +281,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         sent: Any = headers
         if headers is not None and (type(headers) is not list or headers != self._fits):
             sent = self._checked(headers)
-        carrier.sent = _kept(sent)
+        carrier.sent = tuple(sent) if type(sent) is list else (sent or EMPTY)  # _kept, inlined
         try:
             return self._raw_produce(topic, value, key, partition, carrier, None, timestamp, sent)
         except TypeError as exc:
