@@ -599,7 +599,7 @@ def plain_pairs(headers: Headers) -> Headers:
     received headers. Writable headers are left as they are (they always hold Headers).
     """
     if headers._read_only:
-        _list_setitem(headers, slice(None), [_new_tuple(tuple, h) for h in _list_iter(headers)])
+        _list_setitem(headers, slice(None), list(map(tuple, _list_iter(headers))))
     return headers
 
 
