@@ -41,6 +41,8 @@ from interceptors._tracing_common import (
 from kheaders import ConfigurationError, Header, Headers, ProducerRecord, RecordMetadata
 
 MODES = ("propagate", "span")
+_global_textmap = propagate.get_global_textmap
+_current_context = otel_context.get_current
 DEFAULT_MAX_PENDING = 100_000
 _MAX_TOPICS = 1024
 _NO_ACK = "kheaders.no_acknowledgement"
@@ -213,12 +215,24 @@ class TracingProducerInterceptor:
         if self._mode == "span":
             self._send_span(record, headers)
             return record
-        prop, fields, _ = self._propagator_state()
-        present = _any_key(headers, fields)
+        # propagate: the per-record path is a few identity checks and one add per field
+        # while the propagator and the current context stay the same (the usual case)
+        prop = self._propagator or _global_textmap()
+        state = self._prop_state
+        if state is None or state[0] is not prop:
+            state = self._propagator_state()
+        present = headers and _any_key(headers, state[1])
         if present and not self._overwrite and w3c_span_context(headers) is not None:
+            return record  # the record keeps its creation context
+        ctx = _current_context()
+        cache = self._ctx_cache
+        if cache is None or cache[0] is not ctx or cache[1] is not prop:
+            cache = self._context_cache(ctx, prop)
+        if present:
+            replace_fields(headers, state[1], cache[2])
             return record
-        pairs = self._context_cache(otel_context.get_current(), prop)[2]
-        replace_fields(headers, fields, pairs, present)
+        for pair in cache[2]:
+            headers.add(pair)
         return record
 
     def _send_span(self, record: ProducerRecord, headers: Headers) -> None:
