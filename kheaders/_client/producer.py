@@ -193,7 +193,11 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             # nobody sees this record before librdkafka: only its headers are checked
             sent: Any = headers
             if headers is not None and (type(headers) is not list or headers != self._fits):
-                sent = self._checked(headers)
+                if type(headers) is list and plain_list(headers, self._limits):
+                    self._fits = headers.copy()  # the next record with equal headers: no check
+                    sent = headers or None
+                else:
+                    sent = self._checked(headers)
             cb = callback or on_delivery or self._default_cb
             report = None if cb is None else self._delivered(cb, sent)
             try:
