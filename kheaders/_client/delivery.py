@@ -53,7 +53,8 @@ def delivering(cb: DeliveryCallback) -> Callable[[Kept, KafkaError | None, Messa
     the read-only Headers and calls ``cb(err, msg)``."""
 
     def deliver(headers: Kept, err: KafkaError | None, msg: Message, /) -> None:
-        msg.set_headers(read_only(headers))
+        # read_only(headers), inlined: this runs once per record
+        msg.set_headers(trusted(headers, read_only=True) if isinstance(headers, tuple) else headers)
         cb(err, msg)
 
     return deliver

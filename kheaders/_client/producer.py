@@ -193,7 +193,11 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             # nobody sees this record before librdkafka: only its headers are checked
             sent: Any = headers
             if headers is not None and (type(headers) is not list or headers != self._fits):
-                sent = self._checked(headers)
+                if type(headers) is list and plain_list(headers, self._limits):
+                    self._fits = headers.copy()  # the next record with equal headers: no check
+                    sent = headers or None
+                else:
+                    sent = self._checked(headers)
             cb = callback or on_delivery or self._default_cb
             report = None if cb is None else self._delivered(cb, sent)
             try:
@@ -229,7 +233,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             known = reports[cb] = (deliver, MethodType(deliver, EMPTY))
         if sent is None:
             return known[1]
-        return MethodType(known[0], tuple(sent) if type(sent) is list else sent)
+        return MethodType(known[0], tuple(sent) if type(sent) is list else _kept(sent))
 
     def _report(
         self,
@@ -280,8 +284,12 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             return self._send(record, None, None, carrier)
         sent: Any = headers
         if headers is not None and (type(headers) is not list or headers != self._fits):
-            sent = self._checked(headers)
-        carrier.sent = _kept(sent)
+            if type(headers) is list and plain_list(headers, self._limits):  # as in produce()
+                self._fits = headers.copy()
+                sent = headers or None
+            else:
+                sent = self._checked(headers)
+        carrier.sent = tuple(sent) if type(sent) is list else _kept(sent)  # list: inlined
         try:
             return self._raw_produce(topic, value, key, partition, carrier, None, timestamp, sent)
         except TypeError as exc:
@@ -520,10 +528,14 @@ def _serialization_error(field: str, topic: str, exc: Exception) -> Serializatio
 
 
 def _kept(sent: Headers | list[Any] | None) -> Kept:
-    """What a report keeps of the headers handed to librdkafka (see ``delivery.Kept``)."""
+    """What a report keeps of the headers handed to librdkafka (see ``delivery.Kept``): a
+    plain list as a tuple, closed Headers with plain-tuple pairs (``plain_pairs``: the
+    collector stops tracking them), the shared empty Headers for none."""
     if type(sent) is list:
         return tuple(sent)
-    return sent or EMPTY  # type: ignore[return-value]  # closed Headers (never empty) or None
+    if sent is None:
+        return EMPTY
+    return plain_pairs(sent)  # type: ignore[arg-type]  # closed Headers
 
 
 def _readable(headers: object) -> Headers:
