@@ -284,7 +284,11 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             return self._send(record, None, None, carrier)
         sent: Any = headers
         if headers is not None and (type(headers) is not list or headers != self._fits):
-            sent = self._checked(headers)
+            if type(headers) is list and plain_list(headers, self._limits):  # as in produce()
+                self._fits = headers.copy()
+                sent = headers or None
+            else:
+                sent = self._checked(headers)
         carrier.sent = tuple(sent) if type(sent) is list else _kept(sent)  # list: inlined
         try:
             return self._raw_produce(topic, value, key, partition, carrier, None, timestamp, sent)

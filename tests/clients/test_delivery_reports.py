@@ -244,3 +244,24 @@ def test_send_reports_metadata_java_style_for_a_failed_record(
     ((md, err),) = seen
     assert err.code() == KafkaError._PURGE_QUEUE
     assert (md.topic, md.offset, md.serialized_value_size) == ("t", -1, 1)
+
+
+def test_a_list_equal_to_the_last_one_checked_is_reported_as_checked(
+    unreachable: Callable[..., Producer],
+) -> None:
+    """A ``bytearray`` value equals the ``bytes`` of the list checked before, so the memo lets
+    the list through; librdkafka refuses it and the record is checked again (``_memo_refused``):
+    its report is rebuilt too, showing the checked pairs (``bytes``)."""
+    p = unreachable()
+    seen: list[Any] = []
+
+    def cb(err: Any, msg: Any) -> None:
+        seen.append(msg.headers())
+
+    p.produce("t", b"v", headers=[("a", b"1")], on_delivery=cb)
+    p.produce("t", b"v", headers=[("a", bytearray(b"1"))], on_delivery=cb)
+    p.purge()
+    p.poll(0)
+    assert seen == [[("a", b"1")], [("a", b"1")]]
+    assert all(type(h) is Headers and h.read_only for h in seen)
+    assert [type(h.last_value("a")) for h in seen] == [bytes, bytes]  # as the model keeps them
