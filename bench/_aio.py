@@ -4,10 +4,11 @@
 delivery learned: the async contenders await their futures in batches of ``BATCH`` records
 (at most ``WINDOW`` outstanding), the sync one counts deliveries in an ``on_delivery``
 callback (what a sync service does to learn each record's outcome). ``kheaders sync, no
-reports`` (fire and forget) is there for context. confluent's ``AIOProducer`` cannot send
-headers (NotImplementedError), so it produces the same keys and values without them, the
-only way it works. aiokafka gets ``acks="all"`` (librdkafka's default) and ``linger_ms=5``
-like every producer here.
+reports`` (fire and forget) and ``confluent sync + on_delivery`` (raw confluent-kafka, the
+same shared callback: librdkafka's own rate, the bound of everything built on it) are there
+for context. confluent's ``AIOProducer`` cannot send headers (NotImplementedError), so it
+produces the same keys and values without them, the only way it works. aiokafka gets
+``acks="all"`` (librdkafka's default) and ``linger_ms=5`` like every producer here.
 
 ``aio:consume``: each contender reads the same topic from the start with ``assign()``,
 reading every record's headers, in batches of ``BATCH`` (``AIOConsumer.consume`` vs
@@ -38,6 +39,9 @@ delivery reports only when it sends its next batch or on its 1 s timer: awaiting
 at once would measure that timer, not the client."""
 AIO = "kheaders.aio"
 SYNC = "kheaders sync + on_delivery"
+RAW = "confluent sync + on_delivery"
+"""librdkafka's own rate with one shared delivery callback: what bounds every contender on
+librdkafka (kheaders' sync and async producers) in the same run."""
 
 
 def _aiokafka() -> Any:
@@ -110,9 +114,7 @@ def aio_produce_group(env: Env) -> Group:
     cfg = env.producer_config()
     aiokafka = _aiokafka()
 
-    def sync_reports(n: int) -> Sample:
-        from kheaders import Producer
-
+    def reports(make: Callable[[], Any], n: int) -> Sample:
         delivered = [0]
 
         def on_delivery(err: object, _msg: object) -> None:
@@ -136,10 +138,18 @@ def aio_produce_group(env: Env) -> Group:
                         on_delivery=on_delivery,
                     )
 
-        sample = _sync_cpu(env, lambda: Producer(cfg), loop, n)
+        sample = _sync_cpu(env, make, loop, n)
         if delivered[0] != n:
             raise RuntimeError(f"{n - delivered[0]} records not reported delivered")
         return sample
+
+    def sync_reports(n: int) -> Sample:
+        from kheaders import Producer
+
+        return reports(lambda: Producer(cfg), n)
+
+    def raw_reports(n: int) -> Sample:
+        return reports(lambda: confluent_kafka.Producer(dict(cfg)), n)
 
     def sync_plain(n: int) -> Sample:
         from kheaders import Producer
@@ -206,6 +216,7 @@ def aio_produce_group(env: Env) -> Group:
         contenders=[
             Contender(SYNC, sync_reports),
             Contender("kheaders sync, no reports", sync_plain),
+            Contender(RAW, raw_reports),
             Contender(AIO, kh_aio),
             Contender("aiokafka send", aiokafka_send if aiokafka else None, no_aiokafka),
             Contender("confluent aio, no headers", confluent_aio),

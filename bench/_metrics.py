@@ -10,8 +10,11 @@ Two workloads, each with the same contenders in one run:
 
 Contenders: ``kheaders`` (no metrics interceptor: the baseline); ``kheaders + on_delivery``
 (a per-record delivery callback counting deliveries, what an application does to see
-failures: the acknowledgement path any per-record hook needs); ``metrics, no provider``
-(the interceptor under the API's no-op provider: left out of the chain); ``metrics + SDK``
+failures); ``kheaders + on_acknowledgement`` (an interceptor whose only hook,
+``on_acknowledgement``, does nothing: the acknowledgement path any per-record interceptor
+takes, so ``metrics + SDK`` against it is the metrics interceptor's own cost);
+``metrics, no provider`` (the interceptor under the API's no-op provider: left out of the
+chain); ``metrics + SDK``
 (an SDK MeterProvider with a periodic reader exporting every second to a discarding
 exporter, plus an in-memory reader read after the run to check that the sent count equals
 the records). Each sample also carries ``cpu_us``: process CPU time of the timed section
@@ -58,6 +61,13 @@ class _Discard(MetricExporter):
         return True
 
     def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        return None
+
+
+class _NoOpAcknowledgement:
+    """An interceptor with one hook that does nothing: the acknowledgement path alone."""
+
+    def on_acknowledgement(self, metadata: object, error: object, headers: object) -> None:
         return None
 
 
@@ -134,6 +144,12 @@ def _contenders(
             raise RuntimeError(f"{delivered[0]} delivery callbacks for {n} records")
         return sample
 
+    def acknowledged(n: int) -> Sample:
+        def make() -> Any:
+            return Producer(cfg, interceptors=[_NoOpAcknowledgement()])
+
+        return run(make, n)
+
     def noop(n: int) -> Sample:
         def make() -> Any:
             icpt = MetricsProducerInterceptor(meter_provider=NoOpMeterProvider())
@@ -160,6 +176,7 @@ def _contenders(
     contenders = [Contender("kheaders", plain)]
     if with_callback:
         contenders.append(Contender("kheaders + on_delivery", callback))
+    contenders.append(Contender("kheaders + on_acknowledgement", acknowledged))
     contenders += [Contender("metrics, no provider", noop), Contender("metrics + SDK", sdk)]
     return contenders, provider.shutdown
 

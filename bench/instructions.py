@@ -24,6 +24,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTENDERS = ("sdk span only", "otel instrumentation", "kheaders span mode")
+TRACED = ("traced bare", "traced by hand", "traced kheaders")
+"""``--group traced``: the ``produce-traced`` loops (bare, by hand, kheaders' interceptors)."""
 _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
@@ -65,9 +67,12 @@ def measure(records: int = 2000, names: tuple[str, ...] = CONTENDERS) -> dict[st
 def report(counts: dict[str, float]) -> str:
     """A table: instructions per record, and each contender's own share beyond the SDK."""
     sdk = counts.get("sdk span only")
-    lines = [f"{'contender':<24} {'instructions/record':>20} {'own (beyond sdk span)':>22}"]
+    bare = counts.get("traced bare")
+    base, title = (sdk, "own (beyond sdk span)") if bare is None else (bare, "beyond bare")
+    lines = [f"{'contender':<24} {'instructions/record':>20} {title:>22}"]
     for name, value in counts.items():
-        own = "" if sdk is None or name == "sdk span only" else f"{value - sdk:,.0f}"
+        baseline = base is None or name in {"sdk span only", "traced bare"}
+        own = "" if baseline else f"{value - base:,.0f}"
         lines.append(f"{name:<24} {value:>20,.0f} {own:>22}")
     return "\n".join(lines)
 
@@ -77,11 +82,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.instructions")
     parser.add_argument("--records", type=int, default=2000)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument(
+        "--group",
+        choices=("spans", "traced"),
+        default="spans",
+        help="spans: span mode vs OTel (default); traced: the produce-traced loops",
+    )
+    parser.add_argument("--only", default=None, help="comma-separated contender names")
     args = parser.parse_args(argv)
     if not available():
         print("valgrind is not installed", file=sys.stderr)
         return 1
-    counts = measure(args.records)
+    names = CONTENDERS if args.group == "spans" else TRACED
+    if args.only:
+        names = tuple(n for n in names if n in args.only.split(","))
+    counts = measure(args.records, names)
     print(report(counts))
     if args.json is not None:
         args.json.write_text(json.dumps(counts, indent=2) + "\n", encoding="utf-8")

@@ -71,6 +71,10 @@ def get_list(config: Config, key: str) -> tuple[str, ...] | None:
     raise ConfigurationError(f"{key}: expected a comma-separated string or a list")
 
 
+SERVER_ADDRESS = "server.address"
+SERVER_PORT = "server.port"
+
+
 def server_address(config: Config) -> tuple[str, int | None] | None:
     """The first ``bootstrap.servers`` entry as ``(host, port)`` (port ``None`` if absent)."""
     servers = get_str(config, "bootstrap.servers")
@@ -87,3 +91,19 @@ def server_address(config: Config) -> tuple[str, int | None] | None:
         return host, int(port)
     except ValueError:
         return host or first, None
+
+
+def server_attributes(config: Config) -> dict[str, str | int]:
+    """OpenTelemetry's ``server.address`` and ``server.port`` for the first
+    ``bootstrap.servers`` entry (no port when it names none; empty when there is none).
+
+    >>> server_attributes({"bootstrap.servers": "SSL://[::1]:9093,kafka-2:9092"})
+    {'server.address': '::1', 'server.port': 9093}
+    >>> server_attributes({"bootstrap.servers": "kafka-1"}), server_attributes({})
+    ({'server.address': 'kafka-1'}, {})
+    """
+    server = server_address(config)
+    if server is None:
+        return {}
+    host, port = server
+    return {SERVER_ADDRESS: host} if port is None else {SERVER_ADDRESS: host, SERVER_PORT: port}

@@ -12,20 +12,15 @@ of the rest above it.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol
 
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, Histogram, Meter, MeterProvider, Observation
 
-from interceptors._config import Config, get_str, server_address
-from interceptors._tracing_common import (
-    INSTRUMENTATION_NAME,
-    INSTRUMENTATION_VERSION,
-    SCHEMA_URL,
-    SERVER_ADDRESS,
-    SERVER_PORT,
-)
+from interceptors._config import Config, get_str
+from interceptors._tracing_common import INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION, SCHEMA_URL
 
 # OpenTelemetry messaging semantic conventions (semconv 0.66b1 / 1.3x names).
 SENT_MESSAGES = "messaging.client.sent.messages"
@@ -72,17 +67,6 @@ def error_type(error: object) -> str:
     if callable(name):
         return str(name())
     return type(error).__qualname__
-
-
-def server_attrs(config: Config) -> Attrs:
-    """``server.address`` / ``server.port`` from the first ``bootstrap.servers`` entry."""
-    attrs: Attrs = {}
-    server = server_address(config)
-    if server is not None:
-        attrs[SERVER_ADDRESS] = server[0]
-        if server[1] is not None:
-            attrs[SERVER_PORT] = server[1]
-    return attrs
 
 
 def group_of(config: Config) -> str | None:
@@ -161,19 +145,21 @@ class Sampler:
     the limit every call is taken, so small runs (tests, quiet services) are exact.
     """
 
-    __slots__ = ("_calls", "_end", "_limit", "_stride", "_taken")
+    __slots__ = ("_calls", "_clock", "_end", "_limit", "_stride", "_taken")
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, clock: Callable[[], float] = time.perf_counter) -> None:
         self._limit = limit
+        self._clock = clock
         self._stride = 1
         self._calls = 0
         self._taken = 0
         self._end = 0.0
 
-    def take(self, now: float) -> bool:
-        """Whether to record the duration of the call at ``now`` (``time.perf_counter()``)."""
+    def take(self) -> float | None:
+        """The clock's time now if this call's duration is to be recorded, else ``None``."""
+        now = self._clock()
         if not self._limit:
-            return True
+            return now
         if now >= self._end:
             calls = self._calls
             self._stride = max(1, -(-calls // self._limit))
@@ -181,12 +167,12 @@ class Sampler:
             self._end = now + 1.0
         self._calls += 1
         if self._taken >= self._limit or self._calls % self._stride:
-            return False
+            return None
         self._taken += 1
-        return True
+        return now
 
 
-class _Sources:
+class CountSources:
     """The count sources of one counter: live ones, and the totals of retired ones.
 
     A closed client's counts stay in the totals (a cumulative counter never goes back), and
@@ -231,8 +217,8 @@ class Instruments:
     """
 
     def __init__(self, meter: Meter) -> None:
-        self._producers = _Sources()
-        self._consumers = _Sources()
+        self._producers = CountSources()
+        self._consumers = CountSources()
         self.sent = meter.create_observable_counter(
             SENT_MESSAGES,
             callbacks=[self._observer(self._producers)],
@@ -260,7 +246,7 @@ class Instruments:
         )
 
     @staticmethod
-    def _observer(sources: _Sources) -> Callable[[CallbackOptions], Iterator[Observation]]:
+    def _observer(sources: CountSources) -> Callable[[CallbackOptions], Iterator[Observation]]:
         def observe(_options: CallbackOptions) -> Iterator[Observation]:
             for key, n in sources.totals().items():
                 yield Observation(n, dict(key))
@@ -268,14 +254,52 @@ class Instruments:
         return observe
 
     @property
-    def producers(self) -> _Sources:
+    def producers(self) -> CountSources:
         """The sources of ``messaging.client.sent.messages``."""
         return self._producers
 
     @property
-    def consumers(self) -> _Sources:
+    def consumers(self) -> CountSources:
         """The sources of ``messaging.client.consumed.messages``."""
         return self._consumers
+
+
+class Registration:
+    """Where one interceptor's counts are reported: a counter of its MeterProvider's
+    instruments (``side`` picks it: ``Instruments.producers`` or ``.consumers``)."""
+
+    __slots__ = ("_counts", "_provider", "_side", "instruments")
+
+    def __init__(
+        self,
+        provider: MeterProvider | None,
+        counts: CountSource,
+        side: Callable[[Instruments], CountSources],
+    ) -> None:
+        self._provider = provider
+        self._counts = counts
+        self._side = side
+        self.instruments: Instruments | None = None
+        """The instruments the counts are reported by (``None`` before the first bind)."""
+
+    def bind(self) -> Instruments | None:
+        """The provider's instruments now, the counts reported by them (moved there, totals
+        kept, if the provider is another one since the last call); ``None`` when the provider
+        records nothing (the API's no-op or proxy: set the global provider first)."""
+        if is_noop(self._provider):
+            return None
+        found = instruments(self._provider)
+        if found is not self.instruments:
+            self.retire()
+            self.instruments = found
+            self._side(found).add(self._counts)
+        return found
+
+    def retire(self) -> None:
+        """Keep the counts in the counter's totals as they are and stop reporting them (a
+        closed client's series stays: a cumulative counter never goes back)."""
+        if self.instruments is not None:
+            self._side(self.instruments).retire(self._counts)
 
 
 _registry: dict[int, tuple[MeterProvider, Instruments]] = {}

@@ -10,18 +10,19 @@ from typing import Any, TypeAlias
 from confluent_kafka import Message
 from opentelemetry.metrics import MeterProvider
 
-from interceptors._config import Config
+from interceptors._config import Config, server_attributes
 from interceptors._metrics_common import (
     CONFIG_KEYS,
     AttrKey,
     Attrs,
+    CountSources,
     Instruments,
+    Registration,
     SeriesCounts,
     error_type,
     group_of,
     instruments,
     is_noop,
-    server_attrs,
 )
 from interceptors._metrics_stats import StatisticsBridge, bridge_of
 from interceptors._tracing_common import (
@@ -88,6 +89,10 @@ def process_metrics(
     histogram.record(time.perf_counter() - start, _process_attrs(msg, base))
 
 
+def _consumers(found: Instruments) -> CountSources:
+    return found.consumers
+
+
 class MetricsConsumerInterceptor:
     """Consumer interceptor counting ``messaging.client.consumed.messages`` (``{message}``).
 
@@ -104,7 +109,7 @@ class MetricsConsumerInterceptor:
     Messages are returned unchanged.
     """
 
-    __slots__ = ("_base", "_bridge", "_counts", "_off", "_provider", "_registry")
+    __slots__ = ("_base", "_bridge", "_counts", "_off", "_provider", "_registration")
     config_keys = CONFIG_KEYS
     """The client settings it reads (kheaders routes them to it, never to librdkafka)."""
 
@@ -113,23 +118,15 @@ class MetricsConsumerInterceptor:
         self._base: Attrs = {MESSAGING_SYSTEM: "kafka"}
         self._counts = SeriesCounts(self._consumed_attributes)
         self._bridge: StatisticsBridge | None = None
-        self._registry: Instruments | None = None
+        self._registration = Registration(meter_provider, self._counts, _consumers)
         self._bind()
 
     def _bind(self) -> None:
-        self._off = is_noop(self._provider)
-        if self._off:
-            return
-        found = instruments(self._provider)
-        if found is not self._registry:
-            if self._registry is not None:
-                self._registry.consumers.retire(self._counts)
-            self._registry = found
-            found.consumers.add(self._counts)
+        self._off = self._registration.bind() is None
 
     def configure(self, config: Config) -> None:
         """Read ``group.id`` and ``bootstrap.servers`` for the attributes."""
-        base: Attrs = {MESSAGING_SYSTEM: "kafka", **server_attrs(config)}
+        base: Attrs = {MESSAGING_SYSTEM: "kafka", **server_attributes(config)}
         group = group_of(config)
         if group:
             base[CONSUMER_GROUP] = group
@@ -178,8 +175,7 @@ class MetricsConsumerInterceptor:
     def close(self) -> None:
         """Keep the counts in the counter's totals (a closed client's series stays); stop the
         statistics bridge of the client's config, if any."""
-        if self._registry is not None:
-            self._registry.consumers.retire(self._counts)
+        self._registration.retire()
         if self._bridge is not None:
             self._bridge.close()
 

@@ -8,7 +8,7 @@ from contextlib import suppress
 
 from opentelemetry.metrics import MeterProvider
 
-from interceptors._config import Config, get_int
+from interceptors._config import Config, get_int, server_attributes
 from interceptors._metrics_common import (
     CONFIG_KEYS,
     DEFAULT_MAX_RATE,
@@ -16,13 +16,12 @@ from interceptors._metrics_common import (
     MAX_RATE_KEY,
     AttrKey,
     Attrs,
+    CountSources,
     Instruments,
+    Registration,
     Sampler,
     SeriesCounts,
     error_type,
-    instruments,
-    is_noop,
-    server_attrs,
 )
 from interceptors._metrics_stats import StatisticsBridge, bridge_of
 from interceptors._tracing_common import (
@@ -39,6 +38,10 @@ DEFAULT_MAX_PENDING = 100_000
 
 _RawKey = tuple[str, int, str | None]
 """(topic, partition, error.type or None): one series of ``messaging.client.sent.messages``."""
+
+
+def _producers(found: Instruments) -> CountSources:
+    return found.producers
 
 
 class MetricsProducerInterceptor:
@@ -78,8 +81,7 @@ class MetricsProducerInterceptor:
         "_max_pending",
         "_off",
         "_pending",
-        "_provider",
-        "_registry",
+        "_registration",
         "_sampler",
         "_settings",
     )
@@ -100,7 +102,6 @@ class MetricsProducerInterceptor:
         if max_pending is not None and max_pending < 1:
             raise ConfigurationError(f"max_pending: must be >= 1, got {max_pending}")
         self._settings = (max_durations_per_second, max_pending)
-        self._provider = meter_provider
         self._sampler = Sampler(
             DEFAULT_MAX_RATE if max_durations_per_second is None else max_durations_per_second
         )
@@ -110,20 +111,14 @@ class MetricsProducerInterceptor:
         self._attrs: dict[_RawKey, Attrs] = {}
         self._pending: dict[int, tuple[Headers, float]] = {}
         self._bridge: StatisticsBridge | None = None
-        self._registry: Instruments | None = None
+        self._registration = Registration(meter_provider, self._counts, _producers)
         self._bind()
 
     def _bind(self) -> None:
-        self._off = is_noop(self._provider)
-        if self._off:
-            return
-        found = instruments(self._provider)
-        if found is not self._registry:
-            if self._registry is not None:
-                self._registry.producers.retire(self._counts)
-            self._registry = found
+        found = self._registration.bind()
+        self._off = found is None
+        if found is not None:
             self._duration = found.operation_duration
-            found.producers.add(self._counts)
 
     def configure(self, config: Config) -> None:
         """Read ``bootstrap.servers`` and the ``kheaders.metrics.*`` settings.
@@ -135,7 +130,8 @@ class MetricsProducerInterceptor:
             self._sampler = Sampler(get_int(config, MAX_RATE_KEY, DEFAULT_MAX_RATE, 0))
         if pending is None:
             self._max_pending = get_int(config, MAX_PENDING_KEY, DEFAULT_MAX_PENDING, 1)
-        self._base = {MESSAGING_SYSTEM: "kafka", OPERATION_NAME: "send", **server_attrs(config)}
+        server = server_attributes(config)
+        self._base = {MESSAGING_SYSTEM: "kafka", OPERATION_NAME: "send", **server}
         self._attrs = {}
         self._counts.reset_attributes()
         self._bridge = bridge_of(config)
@@ -156,8 +152,8 @@ class MetricsProducerInterceptor:
 
     def _send(self, record: ProducerRecord) -> ProducerRecord:
         """Note the send time of the records whose delivery latency is sampled."""
-        now = time.perf_counter()
-        if self._sampler.take(now):
+        now = self._sampler.take()
+        if now is not None:
             pending = self._pending
             headers = record.headers
             pending[id(headers)] = (headers, now)
@@ -220,7 +216,6 @@ class MetricsProducerInterceptor:
         counter's totals (a closed client's series stays); stop the statistics bridge of the
         client's config, if any."""
         self._pending = {}
-        if self._registry is not None:
-            self._registry.producers.retire(self._counts)
+        self._registration.retire()
         if self._bridge is not None:
             self._bridge.close()

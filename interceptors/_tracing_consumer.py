@@ -11,7 +11,7 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind
 
-from interceptors._config import Config, get_bool, get_list, get_str, server_address
+from interceptors._config import Config, get_bool, get_list, get_str, server_attributes
 from interceptors._tracing_common import (
     BATCH_COUNT,
     CLIENT_ID,
@@ -26,8 +26,6 @@ from interceptors._tracing_common import (
     OPERATION_NAME,
     OPERATION_TYPE,
     PARTITION_ID,
-    SERVER_ADDRESS,
-    SERVER_PORT,
     Attributes,
     extract,
     get_tracer,
@@ -38,18 +36,6 @@ from interceptors._tracing_common import (
 
 AnyMessage: TypeAlias = "Message[Any, Any]"
 """A confluent-kafka Message whatever its key and value types."""
-
-
-def _server_attrs(config: Config | None) -> Attributes:
-    attrs: Attributes = {}
-    if config is None:
-        return attrs
-    server = server_address(config)
-    if server is not None:
-        attrs[SERVER_ADDRESS] = server[0]
-        if server[1] is not None:
-            attrs[SERVER_PORT] = server[1]
-    return attrs
 
 
 def _record_attrs(msg: AnyMessage) -> Attributes:
@@ -178,7 +164,7 @@ class TracingConsumerInterceptor:
         client_id = get_str(config, "client.id")
         if client_id:
             base[CLIENT_ID] = client_id
-        base.update(_server_attrs(config))
+        base.update(server_attributes(config))
         self._base = base
 
     @property

@@ -41,6 +41,8 @@ from interceptors._tracing_common import (
 from kheaders import ConfigurationError, Header, Headers, ProducerRecord, RecordMetadata
 
 MODES = ("propagate", "span")
+_global_textmap = propagate.get_global_textmap
+_current_context = otel_context.get_current
 DEFAULT_MAX_PENDING = 100_000
 _MAX_TOPICS = 1024
 _NO_ACK = "kheaders.no_acknowledgement"
@@ -213,16 +215,32 @@ class TracingProducerInterceptor:
         if self._mode == "span":
             self._send_span(record, headers)
             return record
-        prop, fields, _ = self._propagator_state()
-        present = _any_key(headers, fields)
+        # propagate: the per-record path is a few identity checks and one add per field
+        # while the propagator and the current context stay the same (the usual case)
+        prop = self._propagator or _global_textmap()
+        state = self._prop_state
+        if state is None or state[0] is not prop:
+            state = self._propagator_state()
+        present = headers and _any_key(headers, state[1])
         if present and not self._overwrite and w3c_span_context(headers) is not None:
+            return record  # the record keeps its creation context
+        ctx = _current_context()
+        cache = self._ctx_cache
+        if cache is None or cache[0] is not ctx or cache[1] is not prop:
+            cache = self._context_cache(ctx, prop)
+        if present:
+            replace_fields(headers, state[1], cache[2])
             return record
-        pairs = self._context_cache(otel_context.get_current(), prop)[2]
-        replace_fields(headers, fields, pairs, present)
+        for pair in cache[2]:
+            headers.add(pair)
         return record
 
     def _send_span(self, record: ProducerRecord, headers: Headers) -> None:
-        prop, fields, w3c_only = self._propagator_state()
+        prop = self._propagator or _global_textmap()
+        state = self._prop_state
+        if state is None or state[0] is not prop:
+            state = self._propagator_state()
+        fields = state[1]
         present = _any_key(headers, fields)
         creation = w3c_span_context(headers) if present and not self._overwrite else None
         topic = record.topic
@@ -236,7 +254,7 @@ class TracingProducerInterceptor:
                 attrs = {**attrs, MESSAGE_KEY: text}
         if partition is not None and partition >= 0:
             attrs = {**attrs, PARTITION_ID: _PARTITION_TEXT.get(partition) or str(partition)}
-        parent = otel_context.get_current()
+        parent = _current_context()
         span = self._tracer.start_span(
             name,
             context=parent,
@@ -248,11 +266,14 @@ class TracingProducerInterceptor:
             sc = span.get_span_context()
             if not sc.is_valid:  # no SDK (a no-op tracer): propagate the current context
                 replace_fields(headers, fields, self._context_cache(parent, prop)[2], present)
-            elif w3c_only:
+            elif state[2]:  # W3C only: the headers formatted from the span context
                 traceparent = Header(
                     TRACEPARENT, b"00-%032x-%016x-%02x" % (sc.trace_id, sc.span_id, sc.trace_flags)
                 )
-                others = self._context_cache(parent, prop)[3]
+                cache = self._ctx_cache
+                if cache is None or cache[0] is not parent or cache[1] is not prop:
+                    cache = self._context_cache(parent, prop)
+                others = cache[3]
                 if others or sc.trace_state:
                     pairs = [*others, traceparent]
                     if sc.trace_state:

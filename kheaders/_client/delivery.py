@@ -1,13 +1,28 @@
-"""Delivery reports: the callback shapes and the per-record report the producer installs."""
+"""Delivery reports: the callback shapes, and the objects librdkafka holds per record in flight.
+
+librdkafka keeps one Python callable per record until its delivery report, and confluent-kafka
+gives that report no headers (``msg.headers()`` is ``None`` there, its issue 574; checked on
+2.16.1). So a record whose callback shows ``msg.headers()`` carries its headers in that
+callable. Every object a record keeps alive until its report is one more the cyclic garbage
+collector scans, again and again, while tens of thousands are in flight; so a record's report
+is one object (a ``functools.partial`` is three) carrying an untracked snapshot:
+
+* a caller's ``on_delivery``: a bound method of its :func:`delivering` function (built once
+  per callback) over the record's :data:`Kept` headers; for records without headers, one
+  object serves every record of the callback;
+* a :class:`Carrier` of the caller's making (kheaders.aio's futures): the same contract, the
+  future itself the only object in flight;
+* :class:`Acknowledged`: interceptors' ``on_acknowledgement`` and Java's ``send`` callback;
+  carries the record's :class:`Headers` itself (interceptors match them by identity).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kheaders._client.records import RecordMetadata
-from kheaders._model.headers import Headers
+from kheaders._model.headers import Headers, trusted
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message
@@ -17,6 +32,42 @@ DeliveryCallback = Callable[["KafkaError | None", "Message"], object]
 SendCallback = Callable[[RecordMetadata, "KafkaError | None"], object]
 """Java's callback for ``Producer.send``: ``(metadata, error)``."""
 AckHook = Callable[[RecordMetadata, "KafkaError | Exception | None", Headers], None]
+
+Kept = Headers | tuple[tuple[str, bytes | None], ...]
+"""A record's headers as its report keeps them until librdkafka reports it: closed
+:class:`Headers` as they are (a Headers the caller passed is the one its callback sees; the
+shared empty ones for none), or a plain list's pairs as a tuple (a snapshot the caller's
+later changes do not reach, and which the garbage collector stops tracking)."""
+
+
+def read_only(headers: Kept) -> Headers:
+    """The read-only Headers a report shows for what it kept."""
+    if type(headers) is tuple:
+        return trusted(headers, read_only=True)
+    return headers  # type: ignore[return-value]  # closed Headers
+
+
+def delivering(cb: DeliveryCallback) -> Callable[[Kept, KafkaError | None, Message], None]:
+    """``cb`` as a report function taking the record's :data:`Kept` headers first: bound to
+    them per record (``types.MethodType``, one small object), it sets ``msg.headers()`` to
+    the read-only Headers and calls ``cb(err, msg)``."""
+
+    def deliver(headers: Kept, err: KafkaError | None, msg: Message, /) -> None:
+        # read_only(headers), inlined: this runs once per record
+        msg.set_headers(trusted(headers, read_only=True) if isinstance(headers, tuple) else headers)
+        cb(err, msg)
+
+    return deliver
+
+
+class Carrier(Protocol):
+    """A delivery report that carries its record's :data:`Kept` headers in ``sent``, which
+    the producer fills before librdkafka holds it; called as ``(err, msg)``, it sets
+    ``msg.headers()`` to ``read_only(sent)`` first."""
+
+    sent: Kept
+
+    def __call__(self, err: KafkaError | None, msg: Message, /) -> object: ...
 
 
 # RecordMetadata is a frozen dataclass: its __init__ sets each field with object.__setattr__.
@@ -52,34 +103,33 @@ def metadata_of(msg: Message) -> RecordMetadata:
     return md
 
 
-def _report(  # noqa: PLR0917 - bound by functools.partial; librdkafka adds (err, msg)
-    headers: Headers,
-    ack: AckHook | None,
-    cb: DeliveryCallback | None,
-    java_cb: SendCallback | None,
-    err: KafkaError | None,
-    msg: Message,
-) -> None:
-    md = metadata_of(msg) if ack is not None or java_cb is not None else None
-    if ack is not None:
-        ack(md, err, headers)  # type: ignore[arg-type]
-    if java_cb is not None:
-        java_cb(md, err)  # type: ignore[arg-type]
-    elif cb is not None:
-        msg.set_headers(headers)
-        cb(err, msg)
+class Acknowledged:
+    """A record's report for interceptors' ``on_acknowledgement`` (first) and then the
+    caller's callback: ``cb(err, msg)`` with ``msg.headers()`` the record's ``headers``, or
+    Java's ``java_cb(metadata, err)``. One object (where a ``partial`` was three)."""
 
+    __slots__ = ("ack", "cb", "headers", "java_cb")
 
-def delivery_report(
-    headers: Headers,
-    ack: AckHook | None,
-    cb: DeliveryCallback | None,
-    java_cb: SendCallback | None,
-) -> Callable[[KafkaError | None, Message], None]:
-    """The record's report: interceptors' acknowledgement first, then the caller's callback.
+    def __init__(
+        self,
+        headers: Headers,
+        ack: AckHook | None,
+        cb: DeliveryCallback | None,
+        java_cb: SendCallback | None,
+    ) -> None:
+        self.headers = headers
+        self.ack = ack
+        self.cb = cb
+        self.java_cb = java_cb
 
-    ``cb`` gets ``(err, msg)`` with ``msg.headers()`` set to the record's ``headers``;
-    ``java_cb`` gets ``(metadata, err)``. A ``partial`` rather than a closure: librdkafka
-    holds one per record in flight, and a partial is two small objects, a closure seven.
-    """
-    return partial(_report, headers, ack, cb, java_cb)
+    def __call__(self, err: KafkaError | None, msg: Message, /) -> None:
+        ack = self.ack
+        java_cb = self.java_cb
+        md = metadata_of(msg) if ack is not None or java_cb is not None else None
+        if ack is not None:
+            ack(md, err, self.headers)  # type: ignore[arg-type]
+        if java_cb is not None:
+            java_cb(md, err)  # type: ignore[arg-type]
+        elif self.cb is not None:
+            msg.set_headers(self.headers)
+            self.cb(err, msg)

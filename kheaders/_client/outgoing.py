@@ -14,8 +14,7 @@ error (naming the key) or HeaderLimitError.
 
 from __future__ import annotations
 
-import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kheaders._errors import ReadOnlyHeadersError
 from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes, received
@@ -26,8 +25,6 @@ if TYPE_CHECKING:
 
 EMPTY = received([])
 """The headers of a record that has none (read-only, shared)."""
-
-_MAX = sys.maxsize
 
 
 def writable(headers: HeaderTypes) -> Headers:
@@ -56,20 +53,8 @@ def closed(headers: Headers, limits: HeaderLimits | None) -> Headers:
     return headers.close()
 
 
-def plain_list(headers: list[Any], limits: HeaderLimits | None) -> bool:
-    """True when librdkafka may take ``headers`` as they are: ``(str, bytes)`` tuples whose
-    keys passed the key rule before (one lookup each), within ``limits``. False says only
-    "look closer" (:func:`closed`, which checks unknown keys and so makes them known).
-    """
-    for pair in headers:
-        if type(pair) is not tuple:
-            return False  # librdkafka takes tuples only; the model normalises other pairs
-    if limits is None:
-        return plain_fit(headers, _MAX, _MAX, _MAX, _MAX)
-    return plain_fit(
-        headers,
-        limits.max_headers,
-        limits.max_key_bytes,
-        limits.max_value_bytes,
-        limits.max_total_bytes,
-    )
+plain_list = plain_fit
+"""``plain_list(headers, limits)``: True when librdkafka may take ``headers`` (a list) as they
+are: ``(str, bytes)`` tuples whose keys passed the key rule before (one lookup each), within
+``limits``, checked in one pass (:func:`~kheaders._model.limits.plain_fit`). False says only
+"look closer" (:func:`closed`, which checks unknown keys and so makes them known)."""

@@ -6,16 +6,19 @@ see the live, writable headers) → header limits and ``headers.close()`` → li
 delivery, on delivery failure, or when ``produce`` itself raised (the exception is then
 re-raised to the caller).
 
-There is one ``produce``. A record that no interceptor, serializer or callback needs to see
-skips building a :class:`ProducerRecord`: its headers are checked (the same rules, see
+There is one ``produce``. A record that no interceptor or serializer needs to see skips
+building a :class:`ProducerRecord`: its headers are checked (the same rules, see
 :mod:`kheaders._client.outgoing`) and handed to librdkafka. A header list equal to the last
 one that passed the checks is not checked again (one C-level comparison), so the usual
-"same headers on every record" costs nothing per record.
+"same headers on every record" costs nothing per record. A delivery callback keeps such a
+record on that path: its report is one small object carrying a snapshot of the headers
+(:mod:`kheaders._client.delivery`), and none at all for a record without headers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from types import MethodType
 from typing import Any
 
 import confluent_kafka
@@ -23,18 +26,27 @@ from confluent_kafka import KafkaError, KafkaException
 
 from kheaders._client.chain import InterceptorChain
 from kheaders._client.config import resolve
-from kheaders._client.delivery import DeliveryCallback, SendCallback, delivery_report
+from kheaders._client.delivery import (
+    Acknowledged,
+    Carrier,
+    DeliveryCallback,
+    Kept,
+    SendCallback,
+    delivering,
+)
 from kheaders._client.outgoing import EMPTY, closed, plain_list, writable
 from kheaders._client.rawcall import RawProduce, raw_produce, unsendable
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import ReadOnlyHeadersError, SerializationError
 from kheaders._log import get_logger
-from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes
+from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes, plain_pairs
 from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits
 
 _log = get_logger("kheaders.producer")
 
+_REPORTS_KEPT = 8
+"""Distinct delivery callbacks whose report functions a producer keeps (then starts again)."""
 _NOTHING_CHECKED: list[Any] = [object()]
 """Equal to no header list: the memo of the last header list that passed the checks, at first."""
 
@@ -68,10 +80,11 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         "_default_cb",
         "_fits",
         "_key_ser",
+        "_lean",
         "_limits",
-        "_plain",
         "_producer",
         "_raw_produce",
+        "_reports",
         "_value_ser",
     )
 
@@ -145,7 +158,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         self._default_cb = default_cb
         self._closed = False
         self._fits = _NOTHING_CHECKED
-        self._plain = not (chain.on_send or self._ack or key_ser or value_ser or default_cb)
+        self._reports: dict[DeliveryCallback, tuple[Any, MethodType]] = {}
+        self._lean = not (chain.on_send or self._ack or key_ser or value_ser)
 
     # -- produce ----------------------------------------------------------------------------
 
@@ -175,16 +189,24 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         cannot send (naming the topic and type), and whatever librdkafka raises (BufferError
         when the queue is full, KafkaException).
         """
-        if self._plain and callback is None and on_delivery is None:
+        if self._lean:
             # nobody sees this record before librdkafka: only its headers are checked
-            sent = headers
+            sent: Any = headers
             if headers is not None and (type(headers) is not list or headers != self._fits):
-                sent = self._checked(headers)
+                if type(headers) is list and plain_list(headers, self._limits):
+                    self._fits = headers.copy()  # the next record with equal headers: no check
+                    sent = headers or None
+                else:
+                    sent = self._checked(headers)
+            cb = callback or on_delivery or self._default_cb
+            report = None if cb is None else self._delivered(cb, sent)
             try:
-                return self._raw_produce(topic, value, key, partition, None, None, timestamp, sent)
+                return self._raw_produce(
+                    topic, value, key, partition, report, None, timestamp, sent
+                )
             except TypeError as exc:
                 if sent is headers and type(headers) is list and headers:
-                    return self._memo_refused(topic, value, key, partition, timestamp, headers)
+                    return self._memo_refused(topic, value, key, partition, timestamp, headers, cb)
                 raise unsendable(topic, key, value, exc) from exc
         record = ProducerRecord(
             topic,
@@ -197,8 +219,96 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         self._send(record, callback or on_delivery or self._default_cb, None)
         return None
 
+    def _delivered(self, cb: DeliveryCallback, sent: Headers | list[Any] | None) -> MethodType:
+        """A record's report for ``cb``: its :func:`~kheaders._client.delivery.delivering`
+        function (one per callback, kept) bound to the record's headers, a snapshot of them
+        when they are the caller's list; for a record without headers, one bound method
+        serves every record of the callback, so nothing is kept alive per record."""
+        reports = self._reports
+        known = reports.get(cb)
+        if known is None:
+            if len(reports) >= _REPORTS_KEPT:  # a callback per record: keep none for long
+                reports.clear()
+            deliver = delivering(cb)
+            known = reports[cb] = (deliver, MethodType(deliver, EMPTY))
+        if sent is None:
+            return known[1]
+        return MethodType(known[0], tuple(sent) if type(sent) is list else _kept(sent))
+
+    def _report(
+        self,
+        headers: Headers,
+        cb: DeliveryCallback | None,
+        java_cb: SendCallback | None,
+        carrier: Carrier | None,
+    ) -> Callable[..., object] | None:
+        """The one object librdkafka holds for a record with closed ``headers`` until its
+        report (``None`` when nobody needs one): the ``carrier`` itself (its ``sent`` set;
+        it stands for ``cb``), or ``cb``'s report, or :class:`Acknowledged` when interceptors
+        or ``java_cb`` need the metadata."""
+        if carrier is not None:
+            carrier.sent = headers
+            cb = carrier
+        if cb is not None or java_cb is not None or self._ack is not None:
+            plain_pairs(headers)  # kept in flight: tuples the collector stops tracking
+        if self._ack is None and java_cb is None:
+            if carrier is not None or cb is None:
+                return cb
+            return self._delivered(cb, headers)
+        return Acknowledged(headers, self._ack, cb, java_cb)
+
+    def _produce_carried(  # noqa: PLR0917 - produce()'s arguments
+        self,
+        carrier: Carrier,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int,
+        timestamp: int,
+        headers: HeaderTypes,
+    ) -> None:
+        """:meth:`produce` with ``carrier`` as the record's delivery report (kheaders.aio's
+        future): on the lean path it is the only object the record keeps alive in flight.
+
+        Raises as :meth:`produce`.
+        """
+        if not self._lean:
+            record = ProducerRecord(
+                topic,
+                value,
+                key,
+                writable(headers),
+                None if partition < 0 else partition,
+                timestamp or None,
+            )
+            return self._send(record, None, None, carrier)
+        sent: Any = headers
+        if headers is not None and (type(headers) is not list or headers != self._fits):
+            if type(headers) is list and plain_list(headers, self._limits):  # as in produce()
+                self._fits = headers.copy()
+                sent = headers or None
+            else:
+                sent = self._checked(headers)
+        carrier.sent = tuple(sent) if type(sent) is list else _kept(sent)  # list: inlined
+        try:
+            return self._raw_produce(topic, value, key, partition, carrier, None, timestamp, sent)
+        except TypeError as exc:
+            if sent is headers and type(headers) is list and headers:
+                return self._memo_refused(
+                    topic, value, key, partition, timestamp, headers, carrier=carrier
+                )
+            raise unsendable(topic, key, value, exc) from exc
+
     def _memo_refused(  # noqa: PLR0917 - produce()'s arguments
-        self, topic: str, value: Any, key: Any, partition: int, timestamp: int, headers: list[Any]
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int,
+        timestamp: int,
+        headers: list[Any],
+        cb: DeliveryCallback | None = None,
+        carrier: Carrier | None = None,
     ) -> None:
         """librdkafka refused a header list equal to the last one that passed the checks:
         equality vouched for it (a ``bytearray`` value equals ``bytes``); check it properly.
@@ -207,8 +317,13 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         """
         self._fits = _NOTHING_CHECKED
         sent = self._checked(headers)
+        report: Callable[..., object] | None = carrier
+        if carrier is not None:
+            carrier.sent = _kept(sent)
+        elif cb is not None:
+            report = self._delivered(cb, sent)
         try:
-            return self._raw_produce(topic, value, key, partition, None, None, timestamp, sent)
+            return self._raw_produce(topic, value, key, partition, report, None, timestamp, sent)
         except TypeError as exc:
             raise unsendable(topic, key, value, exc) from exc
 
@@ -241,6 +356,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         record: ProducerRecord,
         cb: DeliveryCallback | None,
         java_cb: SendCallback | None,
+        carrier: Carrier | None = None,
     ) -> None:
         chain = self._chain
         topic = record.topic
@@ -254,15 +370,21 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 headers = record.headers = Headers(headers)
             key = record.key
             value = record.value
-            if self._key_ser is not None:
-                key = self._serialize(self._key_ser, "key", topic, headers, key)
-            if self._value_ser is not None:
-                value = self._serialize(self._value_ser, "value", topic, headers, value)
+            # the serializers called here, not through a helper: one frame less per record
+            ser = self._key_ser
+            if ser is not None:
+                try:
+                    key = ser(topic, headers, key)
+                except Exception as exc:
+                    raise _serialization_error("key", topic, exc) from exc
+            ser = self._value_ser
+            if ser is not None:
+                try:
+                    value = ser(topic, headers, value)
+                except Exception as exc:
+                    raise _serialization_error("value", topic, exc) from exc
             closed(headers, self._limits)
-            report = None
-            ack = self._ack
-            if cb is not None or java_cb is not None or ack is not None:
-                report = delivery_report(headers, ack, cb, java_cb)
+            report = self._report(headers, cb, java_cb, carrier)
             partition = record.partition
             try:
                 self._raw_produce(
@@ -282,20 +404,6 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 part = -1 if record.partition is None else record.partition
                 chain.acknowledge(RecordMetadata(topic, part), exc, _readable(headers))
             raise
-
-    @staticmethod
-    def _serialize(
-        fn: Callable[..., object], field: str, topic: str, headers: Headers, data: object
-    ) -> object:
-        try:
-            return fn(topic, headers, data)
-        except Exception as exc:
-            raise SerializationError(
-                f"{field} serializer failed for a record to topic {topic!r}:"
-                f" {type(exc).__name__}: {exc}",
-                topic=topic,
-                field=field,
-            ) from exc
 
     def produce_batch(
         self,
@@ -408,6 +516,26 @@ def _limits(
     if limits is False:
         return None
     return limits
+
+
+def _serialization_error(field: str, topic: str, exc: Exception) -> SerializationError:
+    """The error for a ``field`` (key or value) serializer that raised ``exc``."""
+    return SerializationError(
+        f"{field} serializer failed for a record to topic {topic!r}: {type(exc).__name__}: {exc}",
+        topic=topic,
+        field=field,
+    )
+
+
+def _kept(sent: Headers | list[Any] | None) -> Kept:
+    """What a report keeps of the headers handed to librdkafka (see ``delivery.Kept``): a
+    plain list as a tuple, closed Headers with plain-tuple pairs (``plain_pairs``: the
+    collector stops tracking them), the shared empty Headers for none."""
+    if type(sent) is list:
+        return tuple(sent)
+    if sent is None:
+        return EMPTY
+    return plain_pairs(sent)  # type: ignore[arg-type]  # closed Headers
 
 
 def _readable(headers: object) -> Headers:

@@ -8,8 +8,9 @@ Internal API (for kheaders' own modules; no other module touches a ``Headers``' 
 ``tests/test_static.py`` checks it): :func:`received` (:func:`received_all` for a batch)
 and :func:`trusted` wrap pairs that are already valid (decoded, or from librdkafka) without
 checking them; a ``Headers`` is itself the list of pairs (so it goes to librdkafka as it
-is), :func:`pairs_of` types it so, and :func:`pairs` iterates the stored pairs without
-making each a :class:`Header`.
+is), :func:`pairs_of` types it so, :func:`pairs` iterates the stored pairs without making
+each a :class:`Header`, and :func:`plain_pairs` stores closed headers' pairs as plain
+tuples (which the garbage collector stops tracking) while a delivery report keeps them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "Headers",
     "pairs",
     "pairs_of",
+    "plain_pairs",
     "received",
     "received_all",
     "trusted",
@@ -290,7 +292,8 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
         The new header goes where the first old one was (at the end when there was none).
         Raises ReadOnlyHeadersError once closed.
         """
-        self._check_writable()
+        if self._read_only:  # inline, not _check_writable(): interceptors set per record
+            raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
         new = _checked(key, value)
         for i, h in enumerate(_list_iter(self)):
             if h[0] == key:
@@ -585,6 +588,20 @@ def pairs_of(headers: Headers) -> list[tuple[str, bytes | None]]:
     For handing closed headers to librdkafka and to size checks. Iterating a ``Headers``
     makes each pair a :class:`Header`; :func:`pairs` iterates the stored pairs as they are.
     """
+    return headers
+
+
+def plain_pairs(headers: Headers) -> Headers:
+    """Closed ``headers`` with their pairs stored as plain tuples, in place; returned.
+
+    For headers kept alive until librdkafka reports their record (a delivery report holds
+    them): the garbage collector stops tracking a plain tuple of ``str`` and ``bytes`` (never
+    a :class:`Header`, a tuple subclass), so every record in flight keeps fewer objects for
+    each collection to scan. Reading them makes each a :class:`Header` again, as for
+    received headers. Writable headers are left as they are (they always hold Headers).
+    """
+    if headers._read_only:
+        _list_setitem(headers, slice(None), list(map(tuple, _list_iter(headers))))
     return headers
 
 

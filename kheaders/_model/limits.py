@@ -25,12 +25,13 @@ turns the check off.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from kheaders import _telemetry
 from kheaders._codec.varint import varint_size
 from kheaders._errors import ConfigurationError, HeaderLimitError
+from kheaders._model.header import Header
 from kheaders._model.keys import KEY_SIZES, check_keys, key_size
 from kheaders._settings import config_bool
 
@@ -47,37 +48,59 @@ _SETTINGS = {
 }
 
 
-def plain_fit(
-    items: list[tuple[str, object]] | tuple[tuple[str, object], ...],
-    max_headers: int,
-    max_key: int,
-    max_value: int,
-    max_total: int,
-) -> bool:
-    """True for the usual headers, accepted without a closer look: ``(key, value)`` pairs
-    with a key already known valid (:data:`~kheaders._model.keys.KEY_SIZES`: one lookup gives
-    its UTF-8 size) and a ``bytes`` value, all within the limits (the total by an upper bound
-    of its encoded size).
+def plain_fit(items: Sequence[tuple[object, object]], limits: HeaderLimits | None) -> bool:
+    """True for the usual headers, accepted in one pass without a closer look: ``tuple``
+    (or :class:`Header`) pairs of an exact ``str`` key already known valid
+    (:data:`~kheaders._model.keys.KEY_SIZES`: one lookup gives its UTF-8 size) and an exact
+    ``bytes`` value, within ``limits`` (when given; the total by an upper bound of its
+    encoded size).
 
-    False says only "look closer": a key not seen yet, a header of another form, or one near
-    a limit.
+    Per pair it only sums the key and value sizes; one comparison then settles the usual
+    case: the two sums within :attr:`HeaderLimits.plain_budget` (chosen so that they bound
+    every limit at once: each key and value is at most its sum, the count at most the key
+    bytes since keys are not empty). Headers over the budget get the exact comparisons.
+    Exact types, because librdkafka reads what a subclass hides: it takes a key with
+    ``str(key)`` (a ``(str, Enum)`` member's is ``"Cls.NAME"``, another subclass may return
+    anything, even a string that crashes it) and a tuple subclass's items without its
+    ``__iter__``.
+
+    False says only "look closer": a key not seen yet, a header of another form or type
+    (``None``, ``str`` values), a list that is no list of tuples, or one near a limit.
     """
-    if len(items) > max_headers:
-        return False
-    total = _VARINT_MAX * (2 * len(items) + 1)
     sizes = KEY_SIZES
+    key_bytes = value_bytes = 0
     try:
-        for key, value in items:
-            if type(value) is not bytes:
+        for pair in items:
+            if type(pair) is not tuple and type(pair) is not Header:
                 return False
-            klen = sizes.get(key)
-            vlen = len(value)
-            if klen is None or klen > max_key or vlen > max_value:
+            key, value = pair  # ValueError unless a pair (a list passed as a tuple)
+            if type(key) is not str or type(value) is not bytes:
                 return False
-            total += klen + vlen
-    except (TypeError, ValueError):  # an item that is not a pair, an unhashable key
+            key_bytes += sizes[key]  # KeyError: not known valid yet
+            value_bytes += len(value)
+    except (KeyError, ValueError):
         return False
-    return total <= max_total
+    if limits is None or key_bytes + value_bytes <= limits.plain_budget:
+        return True
+    return _within(items, key_bytes, value_bytes, limits)  # type: ignore[arg-type]
+
+
+def _within(
+    items: Sequence[tuple[str, bytes]], key_bytes: int, value_bytes: int, limits: HeaderLimits
+) -> bool:
+    """The exact comparisons for headers that passed :func:`plain_fit`'s pass but not its
+    budget: the count, an upper bound of the total, then each key and value (a second pass
+    only when a sum is over its per-header limit)."""
+    count = len(items)
+    if count > limits.max_headers:
+        return False
+    if key_bytes + value_bytes + _VARINT_MAX * (2 * count + 1) > limits.max_total_bytes:
+        return False
+    max_key, max_value = limits.max_key_bytes, limits.max_value_bytes
+    if key_bytes <= max_key and value_bytes <= max_value:
+        return True
+    sizes = KEY_SIZES
+    return all(sizes[key] <= max_key and len(value) <= max_value for key, value in items)
 
 
 def _refused(limit: str, message: str) -> HeaderLimitError:
@@ -108,12 +131,25 @@ class HeaderLimits:
     max_key_bytes: int = 1024
     max_value_bytes: int = MIB
     max_total_bytes: int = MIB
+    plain_budget: int = field(init=False, repr=False, compare=False)
+    """Key plus value bytes of a record's headers that fit every limit, whatever their
+    number and split (:func:`plain_fit`'s single comparison): at most ``max_key_bytes``,
+    ``max_value_bytes`` and ``max_headers`` (keys are not empty), and ``max_total_bytes``
+    less the most that counts and lengths take with ``max_headers`` headers."""
 
     def __post_init__(self) -> None:
         for name in ("max_headers", "max_key_bytes", "max_value_bytes", "max_total_bytes"):
             value = getattr(self, name)
             if type(value) is not int or value < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        framing = _VARINT_MAX * (2 * self.max_headers + 1)
+        budget = min(
+            self.max_key_bytes,
+            self.max_value_bytes,
+            self.max_headers,
+            self.max_total_bytes - framing,
+        )
+        object.__setattr__(self, "plain_budget", budget)
 
     def check(self, headers: Iterable[tuple[str, object]]) -> None:
         """Return when ``headers`` fit and every key follows the key rule; str values count
@@ -123,9 +159,7 @@ class HeaderLimits:
         InvalidNameError or TypeError for a key outside the rule (:mod:`kheaders._model.keys`).
         """
         items = headers if isinstance(headers, list | tuple) else list(headers)
-        if plain_fit(
-            items, self.max_headers, self.max_key_bytes, self.max_value_bytes, self.max_total_bytes
-        ):
+        if plain_fit(items, self):
             return
         count = len(items)
         max_key, max_value = self.max_key_bytes, self.max_value_bytes

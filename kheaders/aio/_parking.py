@@ -22,7 +22,8 @@ from kheaders._client.producer import Producer
 
 _produce = confluent_kafka.Producer.produce
 
-Parked = tuple[tuple[Any, ...], dict[str, Any]]
+Parked = tuple[Any, ...]
+"""A parked record: ``produce``'s 8 arguments, by position (see :data:`_FIELDS`)."""
 
 
 class ParkingProducer(confluent_kafka.Producer):
@@ -33,14 +34,27 @@ class ParkingProducer(confluent_kafka.Producer):
         super().__init__(config)
         self.parked: deque[Parked] = deque()
 
-    def produce(self, *args: Any, **kwargs: Any) -> None:
+    def produce(  # noqa: PLR0917 - confluent's positional order
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        callback: Any = None,
+        on_delivery: Any = None,
+        timestamp: int = 0,
+        headers: Any = None,
+    ) -> None:
+        # named parameters, passed on by position (no dict built per record); the report as
+        # ``callback``: confluent ignores a positional ``on_delivery`` after a None ``callback``
+        args = (topic, value, key, partition, callback or on_delivery, None, timestamp, headers)
         if self.parked:  # behind the records already waiting: order is kept
-            self.parked.append((args, kwargs))
+            self.parked.append(args)
             return
         try:
-            _produce(self, *args, **kwargs)
+            _produce(self, *args)
         except BufferError:
-            self.parked.append((args, kwargs))
+            self.parked.append(args)
 
     def unpark(self) -> None:
         """Hand parked records to librdkafka, oldest first, until it refuses one for room.
@@ -50,13 +64,13 @@ class ParkingProducer(confluent_kafka.Producer):
         """
         parked = self.parked
         while parked:
-            args, kwargs = parked[0]
+            args = parked[0]
             try:
-                _produce(self, *args, **kwargs)
+                _produce(self, *args)
             except BufferError:
                 return
             except Exception as exc:
-                _report_failure(args, kwargs, _kafka_error(exc))
+                _report_failure(args, _kafka_error(exc))
             parked.popleft()
 
     def fail_parked(self) -> int:
@@ -64,8 +78,7 @@ class ParkingProducer(confluent_kafka.Producer):
         does for its own queue; return how many there were."""
         count = len(self.parked)
         while self.parked:
-            args, kwargs = self.parked.popleft()
-            _report_failure(args, kwargs, KafkaError(KafkaError._PURGE_QUEUE))
+            _report_failure(self.parked.popleft(), KafkaError(KafkaError._PURGE_QUEUE))
         return count
 
 
@@ -81,23 +94,20 @@ def _kafka_error(exc: Exception) -> KafkaError:
     return KafkaError(KafkaError._INVALID_ARG, f"{type(exc).__name__}: {exc}")
 
 
-_FIELDS = ("topic", "value", "key", "partition", "callback", "on_delivery")
+_FIELDS = ("topic", "value", "key", "partition", "callback", "on_delivery", "timestamp", "headers")
 
 
-def _report_failure(args: tuple[Any, ...], kwargs: dict[str, Any], err: KafkaError) -> None:
+def _report_failure(args: Parked, err: KafkaError) -> None:
     """Call a parked record's delivery report with ``err`` (as librdkafka would)."""
-    given = dict(zip(_FIELDS, args, strict=False)) | kwargs
-    report: Callable[[KafkaError, Message], object] | None = given.get("callback") or given.get(
-        "on_delivery"
-    )
+    topic, value, key, partition, callback, on_delivery, _timestamp, _headers = args
+    report: Callable[[KafkaError, Message], object] | None = callback or on_delivery
     if report is None:
         return
-    partition = given.get("partition", -1)
     msg = Message(
-        topic=given.get("topic"),
+        topic=topic,
         partition=partition if isinstance(partition, int) else -1,
-        key=given.get("key"),
-        value=given.get("value"),
+        key=key,
+        value=value,
         error=err,
     )
     report(err, msg)

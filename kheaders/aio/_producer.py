@@ -19,11 +19,12 @@ from typing import Any, cast
 from confluent_kafka import KafkaException, Message
 
 from kheaders._client.chain import InterceptorChain
+from kheaders._client.delivery import Kept
 from kheaders._client.producer import Producer
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
-from kheaders._model.headers import HeaderTypes
+from kheaders._model.headers import HeaderTypes, trusted
 from kheaders._model.limits import HeaderLimits
 from kheaders.aio._closing import AsyncClosing
 from kheaders.aio._parking import LoopProducer, ParkingProducer
@@ -42,16 +43,20 @@ up normally comes sooner, from the delivery reports that free the room)."""
 
 
 class _Delivery(asyncio.Future):  # type: ignore[type-arg]
-    """A record's future that is also its delivery callback (one object per record, not
-    three): librdkafka's report, on the delivery thread, stores the outcome and queues the
-    future for the loop, which resolves it."""
+    """A record's future that is also its delivery report (a ``Carrier``: it carries the
+    record's headers in ``sent``), so it is the only object the record keeps alive in flight:
+    librdkafka's report, on the delivery thread, gives the message its read-only headers,
+    stores the outcome and queues the future for the loop, which resolves it."""
 
-    __slots__ = ("_err", "_queue", "_value")
+    __slots__ = ("_err", "_queue", "_value", "sent")
     _err: Any
     _queue: Callable[[_Delivery], None]
     _value: Any
+    sent: Kept
 
     def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
+        sent = self.sent  # read_only(sent), inlined: this runs once per record
+        msg.set_headers(trusted(sent, read_only=True) if type(sent) is tuple else sent)
         self._err = err
         self._value = msg
         self._queue(self)
@@ -190,15 +195,7 @@ class AIOProducer(AsyncClosing):
             await self._wait_room()
         fut = _Delivery(loop=self._loop)
         fut._queue = self._append
-        self._sync.produce(
-            topic,
-            value,
-            key,
-            partition,
-            on_delivery=fut,
-            timestamp=timestamp,
-            headers=headers,
-        )
+        self._sync._produce_carried(fut, topic, value, key, partition, timestamp, headers)
         if self._raw.parked:
             await self._wait_room()
         else:

@@ -20,7 +20,15 @@ from kheaders.spark._functions import _varlong_of, header_last
 _REQUIRED = ("key", "value", "partition", "offset", "timestamp")
 _W = "__kheaders_winner"
 _RAW = "__kheaders_version_raw"
-_KEY, _PART, _CAND, _PKEY = "__kheaders_key", "__kheaders_part", "__kheaders_cand", "__kheaders_pk"
+# Flat order-key columns, computed once per row in one projection (see ``_OrderKeys``).
+_HAS, _NONNEG, _BITS, _VER, _TS = (
+    "__kheaders_has",
+    "__kheaders_nonneg",
+    "__kheaders_bits",
+    "__kheaders_version",
+    "__kheaders_ts",
+)
+_LO, _HI = "__kheaders_lo", "__kheaders_hi"
 
 
 def _millis(df: DataFrame) -> Column:
@@ -32,35 +40,50 @@ def _millis(df: DataFrame) -> Column:
     return sf.coalesce(ms, sf.lit(-1).cast("bigint"))
 
 
-def _order_keys(df: DataFrame, rules: CompactionRules) -> tuple[Column, Column]:
-    """``(partition key, cross key)`` of every record as Spark structs (greatest wins).
+def _version_columns(raw: Column, rules: CompactionRules) -> list[Column]:
+    """The version of a record as flat columns that order like ``(has, version)``.
 
-    For the ``header`` strategy ``df`` must carry the raw version header in column ``_RAW``.
+    For the 8-byte encoding nothing is decoded: 8 big-endian bytes order like the signed
+    long they hold once the sign decides first (Spark compares binary as unsigned bytes),
+    so the version is ``(has, nonneg, bits)``; a varlong is decoded to ``(has, version)``.
+    """
+    if rules.encoding == "long":
+        has = sf.coalesce(sf.octet_length(raw) == 8, sf.lit(False))
+        nonneg = sf.when(has, raw < sf.lit(bytearray(b"\x80"))).otherwise(sf.lit(False))
+        bits = sf.when(has, raw).otherwise(sf.lit(bytearray()))
+        return [has.alias(_HAS), nonneg.alias(_NONNEG), bits.alias(_BITS)]
+    decoded = _varlong_of(raw)
+    return [
+        decoded.isNotNull().alias(_HAS),
+        sf.coalesce(decoded, sf.lit(0).cast("bigint")).alias(_VER),
+    ]
+
+
+def _staged(df: DataFrame, rules: CompactionRules) -> tuple[DataFrame, Column, Column]:
+    """``df`` with the order-key columns added, and ``(partition key, cross key)`` over them.
+
+    The keys are structs (compared field by field, ``false < true``, greatest wins) built
+    from flat columns inside the aggregations: the rows sorted and shuffled carry only the
+    input columns and a few small scalars, never a nested copy of the record.
     """
     ts = _millis(df)
-    partition = sf.col("partition").cast("int")
-    offset = sf.col("offset").cast("bigint")
     if rules.strategy == "header":
-        raw = sf.col(_RAW)
-        if rules.encoding == "long":
-            # No decoding: 8 big-endian bytes order like the signed long they hold once the
-            # sign decides first (Spark compares binary as unsigned bytes).
-            has = sf.coalesce(sf.octet_length(raw) == 8, sf.lit(False))
-            nonneg = sf.when(has, raw < sf.lit(bytearray(b"\x80"))).otherwise(sf.lit(False))
-            bits = sf.when(has, raw).otherwise(sf.lit(bytearray()))
-            version = sf.struct(nonneg.alias("n"), bits.alias("b"))
-        else:
-            decoded = _varlong_of(raw)
-            has = decoded.isNotNull()
-            version = sf.coalesce(decoded, sf.lit(0).cast("bigint"))
-        return (
-            sf.struct(has.alias("h"), version.alias("v"), offset.alias("o")),
-            sf.struct(has.alias("h"), version.alias("v"), ts.alias("t"), partition.alias("p")),
-        )
-    cross = sf.struct(ts.alias("t"), partition.alias("p"))
+        staged = df.select("*", header_last("headers", sf.lit(rules.header)).alias(_RAW))
+        staged = staged.select(*_inputs(df), *_version_columns(sf.col(_RAW), rules))
+        names = [_HAS, _NONNEG, _BITS] if rules.encoding == "long" else [_HAS, _VER]
+        version = [sf.col(n).alias(n) for n in names]
+        pkey = sf.struct(*version, sf.col("offset").cast("bigint").alias("o"))
+        ckey = sf.struct(*version, ts.alias("t"), sf.col("partition").cast("int").alias("p"))
+        return staged, pkey, ckey
+    staged = df.select(*_inputs(df), ts.alias(_TS))
+    cross = sf.struct(sf.col(_TS).alias("t"), sf.col("partition").cast("int").alias("p"))
     if rules.strategy == "timestamp":
-        return sf.struct(ts.alias("t"), offset.alias("o")), cross
-    return sf.struct(offset.alias("o")), cross
+        return staged, sf.struct(sf.col(_TS).alias("t"), sf.col("offset").alias("o")), cross
+    return staged, sf.struct(sf.col("offset").cast("bigint").alias("o")), cross
+
+
+def _inputs(df: DataFrame) -> list[Column]:
+    return [sf.col(f"`{c}`") for c in df.columns]
 
 
 def _check_columns(df: DataFrame, rules: CompactionRules) -> None:
@@ -117,92 +140,80 @@ def compact(
         raise ConfigurationError(
             "compact() on a streaming DataFrame needs partitions=<the topic's partition count>"
         )
-    record = sf.struct(*[sf.col(f"`{c}`") for c in df.columns])
-    df = df.where(sf.col("key").isNotNull())  # key-less records have no state (as in Python)
-    if rules.strategy == "header":
-        # Its own projection: the analyzer gives every copy of a lambda fresh ids, so a
-        # header_last repeated inside the keys would be evaluated once per copy.
-        df = df.select("*", header_last("headers", sf.lit(rules.header)).alias(_RAW))
-    pkey, ckey = _order_keys(df, rules)
-    # Order keys and the carried record are computed once per row, in a projection: inside
-    # the aggregate they would be evaluated (uncompiled) on every comparison.
-    staged = df.select(
-        sf.col("key").alias(_KEY),
-        sf.col("partition").alias(_PART),
-        sf.struct(ckey.alias("c"), record.alias("r")).alias(_CAND),
-        pkey.alias(_PKEY),
-    )
     if keys_in_one_partition and partitions is not None:
         raise ConfigurationError("give either keys_in_one_partition=True or partitions, not both")
+    record = sf.struct(*_inputs(df))
+    df = df.where(sf.col("key").isNotNull())  # key-less records have no state (as in Python)
+    # The order-key columns are computed once per row, in a projection before the sort; the
+    # record struct and the key structs are built inside the aggregations (compiled).
+    staged, pkey, ckey = _staged(df, rules)
     if keys_in_one_partition:
-        winners = _single_stage(staged)
+        winners = _single_stage(staged, record, pkey)
     elif partitions is None:
-        winners = _two_stage(staged)
+        winners = _two_stage(staged, record, pkey, ckey)
     else:
-        winners = _slotted(staged, partitions)
+        winners = _slotted(staged, record, pkey, ckey, partitions)
     out = winners.select(f"{_W}.*")
     return out if keep_tombstones else out.where(sf.col("value").isNotNull())
 
 
-def _two_stage(staged: DataFrame) -> DataFrame:
+def _two_stage(staged: DataFrame, record: Column, pkey: Column, ckey: Column) -> DataFrame:
     """Batch: the winner of every (key, partition), then of every key, after ONE shuffle.
 
     Rows are hash-partitioned by key once; both aggregations then run without another
     exchange (a distribution by key satisfies the grouping by key and partition).
     """
     per_partition = (
-        staged.repartition(_KEY)
-        .groupBy(_KEY, _PART)
-        .agg(sf.max_by(sf.col(_CAND), sf.col(_PKEY)).alias(_W))
+        staged.repartition("key")
+        .groupBy("key", "partition")
+        .agg(sf.max_by(sf.struct(ckey.alias("c"), record.alias("r")), pkey).alias(_W))
     )
-    return per_partition.groupBy(_KEY).agg(
+    return per_partition.groupBy("key").agg(
         sf.max_by(sf.col(f"{_W}.r"), sf.col(f"{_W}.c")).alias(_W)
     )
 
 
-def _single_stage(staged: DataFrame) -> DataFrame:
+def _single_stage(staged: DataFrame, record: Column, pkey: Column) -> DataFrame:
     """Every key in one partition: the greatest partition key wins, in ONE aggregation.
 
     The smallest and largest partition of each key ride along (two int buffers); a key seen
     in two partitions raises, because the cross-partition rule was not applied to it.
     """
-    part = sf.col(_PART)
-    grouped = staged.groupBy(_KEY).agg(
-        sf.max_by(sf.col(f"{_CAND}.r"), sf.col(_PKEY)).alias(_W),
-        sf.min(part).alias("__lo"),
-        sf.max(part).alias("__hi"),
+    part = sf.col("partition")
+    grouped = staged.groupBy("key").agg(
+        sf.max_by(record, pkey).alias(_W), sf.min(part).alias(_LO), sf.max(part).alias(_HI)
     )
     message = sf.concat(
         sf.lit("compact(keys_in_one_partition=True): key "),
-        sf.hex(sf.col(_KEY)),
+        sf.hex(sf.col("key")),
         sf.lit(" (hex) is in partitions "),
-        sf.col("__lo").cast("string"),
+        sf.col(_LO).cast("string"),
         sf.lit(" and "),
-        sf.col("__hi").cast("string"),
+        sf.col(_HI).cast("string"),
         sf.lit("; compact without keys_in_one_partition applies the cross-partition rule"),
     )
-    spans = sf.coalesce(sf.col("__lo") != sf.col("__hi"), sf.lit(False))
-    return grouped.select(
-        sf.col(_KEY), sf.when(spans, sf.raise_error(message)).otherwise(sf.col(_W)).alias(_W)
-    )
+    spans = sf.coalesce(sf.col(_LO) != sf.col(_HI), sf.lit(False))
+    return grouped.select(sf.when(spans, sf.raise_error(message)).otherwise(sf.col(_W)).alias(_W))
 
 
-def _slotted(staged: DataFrame, partitions: int) -> DataFrame:
+def _slotted(
+    staged: DataFrame, record: Column, pkey: Column, ckey: Column, partitions: int
+) -> DataFrame:
     """One aggregation: a ``max_by`` slot per partition, then the greatest cross key."""
-    part = sf.col(_PART)
+    part = sf.col("partition")
     bad = part.isNull() | (part < 0) | (part >= partitions)
     message = sf.concat(
         sf.lit("compact(partitions="),
         sf.lit(str(partitions)),
         sf.lit("): record of key "),
-        sf.coalesce(sf.hex(sf.col(_KEY)), sf.lit("NULL")),
+        sf.coalesce(sf.hex(sf.col("key")), sf.lit("NULL")),
         sf.lit(" (hex) is in partition "),
         sf.coalesce(part.cast("string"), sf.lit("NULL")),
         sf.lit(", offset "),
-        sf.col(f"{_CAND}.r.offset").cast("string"),
+        sf.col("offset").cast("string"),
     )
     checked = sf.when(bad, sf.raise_error(message)).otherwise(part)
-    cand, pkey = sf.col(_CAND), sf.col(_PKEY)
+    cand = sf.struct(ckey.alias("c"), record.alias("r"))
     slots = [
         sf.max_by(sf.when(checked == p, cand), sf.when(checked == p, pkey))
         for p in range(partitions)
@@ -213,4 +224,4 @@ def _slotted(staged: DataFrame, partitions: int) -> DataFrame:
         sf.try_element_at(found, sf.lit(1)),
         lambda acc, s: sf.when(s["c"] > acc["c"], s).otherwise(acc),
     )
-    return staged.groupBy(_KEY).agg(best["r"].alias(_W))
+    return staged.groupBy("key").agg(best["r"].alias(_W))

@@ -68,11 +68,12 @@ def header_last(headers: ColumnOrName, key: Column | str) -> Column:
     Like :meth:`kheaders.Headers.last_value`; never throws under ANSI mode.
     """
     # No lambda (Spark interprets lambdas row by row): the keys as one array, the last match
-    # found from the end by array_position, its value picked by a negative index. All of it
-    # compiles to Java code.
+    # found from the end by array_position (0 when absent), then that one header taken by
+    # ``get`` (0-based, NULL out of range, so "absent" needs no CASE that would repeat the
+    # search) and only its value read. All of it compiles to Java code.
     hs = _col(headers)
     from_end = sf.array_position(sf.reverse(hs["key"]), _lit(key, "string"))
-    return sf.when(from_end > 0, sf.element_at(hs["value"], (-from_end).cast("int")))
+    return sf.get(hs, (sf.size(hs) - from_end).cast("int"))["value"]
 
 
 def _utf8(value: Column) -> Column:

@@ -18,9 +18,8 @@ if TYPE_CHECKING:
 
 _H = "ARRAY<STRUCT<key: STRING, value: BINARY>>"
 _EMPTY = f"CAST(array() AS {_H})"
-_LAST = (  # as header_last: no lambda, so Spark compiles it
-    "CASE WHEN array_position(reverse(h.key), k) > 0"
-    " THEN element_at(h.value, CAST(-array_position(reverse(h.key), k) AS INT)) END"
+_LAST = (  # as header_last: no lambda, so Spark compiles it; get() is NULL out of range
+    "get(h, CAST(size(h) - array_position(reverse(h.key), k) AS INT)).value"
 )
 
 

@@ -4,6 +4,7 @@ backpressure, close, broker down."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
 from typing import Any
@@ -245,6 +246,38 @@ async def test_close_purges_what_cannot_be_delivered_and_fails_its_futures(
     assert time.monotonic() - started < 3
     outcomes = await asyncio.gather(*futures, return_exceptions=True)
     assert {o.args[0].code() for o in outcomes} == {KafkaError._PURGE_QUEUE}  # type: ignore[union-attr]
+
+
+async def test_a_record_in_flight_keeps_only_its_future_alive(no_thread_left: None) -> None:
+    """The future is the record's delivery report and carries its headers (a snapshot of
+    the caller's list): nothing else per record waits for librdkafka's report."""
+    config = {"bootstrap.servers": f"127.0.0.1:{free_port()}", "log_level": 0}
+    producer = AIOProducer(config)
+    lists = [[("traceparent", b"%055d" % i), ("client.id", b"svc")] for i in range(64)]
+    n = 1000
+    gc.collect()
+    before = len(gc.get_objects())
+    futures = [await producer.produce("nowhere", b"x", headers=lists[i % 64]) for i in range(n)]
+    gc.collect()
+    per_record = (len(gc.get_objects()) - before) / n
+    assert per_record <= 1.01  # the future itself (held here too)
+    lists[1].append(("late", b"x"))  # a caller changing its list after produce
+    assert await producer.close(0.3) == n
+    outcomes = await asyncio.gather(*futures, return_exceptions=True)
+    assert {o.args[0].code() for o in outcomes} == {KafkaError._PURGE_QUEUE}  # type: ignore[union-attr]
+
+
+async def test_delivered_headers_are_those_sent_whatever_the_caller_did_after(
+    producer: AIOProducer, topic: str
+) -> None:
+    h: list[tuple[str, bytes | None]] = [("a", b"1")]
+    first = await producer.produce(topic, b"v", headers=h)
+    h.append(("b", b"2"))
+    passed = Headers([("c", b"3")])
+    second = await producer.produce(topic, b"w", headers=passed)
+    assert (await first).headers() == [("a", b"1")]
+    assert (await first).headers().read_only
+    assert (await second).headers() is passed
 
 
 async def test_transactions_are_awaitable_and_carry_the_headers(

@@ -316,3 +316,43 @@ def test_the_async_producer_runs_the_same_metrics_interceptor(
     metrics = collect(reader)
     assert metrics[SENT_MESSAGES].value(messaging__destination__name=topic) == 4
     assert metrics[OPERATION_DURATION].value(messaging__destination__name=topic).count == 4
+
+
+def test_a_global_provider_set_after_construction_is_found_by_configure(
+    monkeypatch: pytest.MonkeyPatch, meter_provider: MeterProvider, reader: InMemoryMetricReader
+) -> None:
+    """Built before the application set its global MeterProvider (named in config): the
+    interceptors look again in ``configure`` and report from then on; closing keeps the counts."""
+    from opentelemetry import metrics as otel_metrics
+    from opentelemetry.metrics import NoOpMeterProvider
+
+    from kheaders import Headers, RecordMetadata
+
+    monkeypatch.setattr(otel_metrics, "get_meter_provider", NoOpMeterProvider)
+    producer, consumer = MetricsProducerInterceptor(), MetricsConsumerInterceptor()
+    assert not producer.recording
+    assert not consumer.recording
+    monkeypatch.setattr(otel_metrics, "get_meter_provider", lambda: meter_provider)
+    config = {"bootstrap.servers": "broker-a", "group.id": "billing"}
+    producer.configure(config)
+    consumer.configure(config)
+    assert producer.recording
+    assert consumer.recording
+    producer.on_acknowledgement(RecordMetadata("orders", 0, 1), None, Headers())
+    consumer.on_consume([Message(topic="orders", partition=0, offset=1)] * 2)
+    producer.close()
+    consumer.close()
+    metrics = collect(reader)
+    assert metrics[SENT_MESSAGES].points == [
+        (
+            {
+                "messaging.system": "kafka",
+                "messaging.operation.name": "send",
+                "server.address": "broker-a",
+                "messaging.destination.name": "orders",
+                "messaging.destination.partition.id": "0",
+            },
+            1,
+        )
+    ]
+    assert metrics[CONSUMED_MESSAGES].value(messaging__consumer__group__name="billing") == 2

@@ -1,0 +1,267 @@
+"""Delivery reports: what a callback sees, and what a record keeps alive until its report.
+
+librdkafka holds one Python callable per record until it reports the record; confluent-kafka
+shows no headers there, so kheaders' report carries them. These tests hold the two promises
+that shape it: the callback sees the record's headers as sent (whatever the caller passed and
+did afterwards), and a record in flight keeps as few objects alive as that allows (each one
+is scanned by every full garbage collection while tens of thousands are in flight).
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError
+
+from kheaders import Headers, Producer, ProducerRecord, RecordMetadata
+
+UNREACHABLE = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}
+"""Nothing listens there: records stay queued until purged or timed out."""
+
+IN_FLIGHT = 2000
+
+
+@pytest.fixture
+def unreachable() -> Iterator[Callable[..., Producer]]:
+    made: list[Producer] = []
+
+    def make(**extra: Any) -> Producer:
+        p = Producer({**UNREACHABLE, **extra})
+        made.append(p)
+        return p
+
+    yield make
+    for p in made:
+        p.purge()
+        p.poll(0)
+        p.close(timeout=0)
+
+
+def tracked_per_record(produce_one: Callable[[int], None], n: int = IN_FLIGHT) -> float:
+    """Objects the garbage collector tracks, per record, that ``n`` records in flight keep."""
+    gc.collect()
+    before = len(gc.get_objects())
+    for i in range(n):
+        produce_one(i)
+    gc.collect()  # as the collector would: untracks what it can (tuples of atoms)
+    return (len(gc.get_objects()) - before) / n
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(
+    ("passed", "expected"),
+    [
+        ([("a", b"1"), ("a", None), ("b", b"")], [("a", b"1"), ("a", None), ("b", b"")]),
+        ({"a": "x", "b": b"y"}, [("a", b"x"), ("b", b"y")]),
+        ([("a", bytearray(b"1"))], [("a", b"1")]),
+        (None, []),
+        ([], []),
+    ],
+    ids=["list", "dict", "bytearray-value", "none", "empty-list"],
+)
+def test_the_callback_sees_the_headers_as_sent_whatever_shape_was_passed(
+    bootstrap: str, topic: str, passed: Any, expected: list[tuple[str, bytes | None]]
+) -> None:
+    seen: list[tuple[Any, Any]] = []
+    p = Producer({"bootstrap.servers": bootstrap})
+    p.produce(topic, b"v", headers=passed, on_delivery=lambda e, m: seen.append((e, m.headers())))
+    assert p.flush(10) == 0
+    ((err, headers),) = seen
+    assert err is None
+    assert type(headers) is Headers
+    assert headers.read_only
+    assert headers == expected
+    p.close(timeout=5)
+
+
+@pytest.mark.integration
+def test_a_headers_object_passed_is_the_one_the_callback_sees(bootstrap: str, topic: str) -> None:
+    seen: list[Any] = []
+    h = Headers([("a", b"1")])
+    p = Producer({"bootstrap.servers": bootstrap})
+    p.produce(topic, b"v", headers=h, on_delivery=lambda e, m: seen.append(m.headers()))
+    assert p.flush(10) == 0
+    assert seen[0] is h
+    assert h.read_only
+    p.close(timeout=5)
+
+
+@pytest.mark.integration
+def test_changing_the_list_after_produce_does_not_change_the_reported_headers(
+    bootstrap: str, topic: str
+) -> None:
+    seen: list[Any] = []
+    h: list[Any] = [("a", b"1")]
+    p = Producer({"bootstrap.servers": bootstrap})
+    p.produce(topic, b"v", headers=h, on_delivery=lambda e, m: seen.append(m.headers()))
+    h.append(("b", b"2"))  # the caller reuses its list before the report comes
+    h[0] = ("a", b"changed")
+    p.produce(topic, b"w", headers=h, on_delivery=lambda e, m: seen.append(m.headers()))
+    assert p.flush(10) == 0
+    assert seen == [[("a", b"1")], [("a", b"changed"), ("b", b"2")]]
+    p.close(timeout=5)
+
+
+def test_a_failed_record_is_reported_with_its_error_and_headers(
+    unreachable: Callable[..., Producer],
+) -> None:
+    seen: list[tuple[Any, Any]] = []
+
+    def cb(err: Any, msg: Any) -> None:
+        seen.append((err, msg.headers()))
+
+    p = unreachable(**{"message.timeout.ms": 100})
+    p.produce("t", b"v", headers=[("a", b"1")], on_delivery=cb)
+    p.produce("t", b"v", on_delivery=cb)
+    assert p.flush(10) == 0
+    assert [err.code() for err, _ in seen] == [KafkaError._MSG_TIMED_OUT] * 2
+    assert [h for _, h in seen] == [[("a", b"1")], []]
+    assert all(h.read_only for _, h in seen)
+
+
+def test_the_same_callback_costs_one_object_per_record_with_headers_none_without(
+    unreachable: Callable[..., Producer],
+) -> None:
+    p = unreachable()
+    lists = [[("traceparent", b"%055d" % i), ("client.id", b"svc")] for i in range(64)]
+    reported: list[Any] = []
+
+    def cb(err: Any, msg: Any) -> None:
+        reported.append(msg.headers())
+
+    with_headers = tracked_per_record(
+        lambda i: p.produce("t", b"v", headers=lists[i % 64], on_delivery=cb)
+    )
+    without = tracked_per_record(lambda i: p.produce("t", b"v", on_delivery=cb))
+    assert with_headers <= 1.01  # the report itself (its headers snapshot is not tracked)
+    assert without <= 0.01  # one report serves every record of the callback
+    p.purge()
+    p.poll(0)
+    assert len(reported) == 2 * IN_FLIGHT
+    assert reported[0] == lists[0]
+    assert reported[-1] == []
+
+
+@pytest.mark.parametrize("shape", ["Headers", "dict"])
+def test_headers_built_from_any_shape_keep_two_objects_per_record(
+    unreachable: Callable[..., Producer], shape: str
+) -> None:
+    p = unreachable()
+    reported: list[Any] = []
+
+    def cb(err: Any, msg: Any) -> None:  # one callback for every record
+        reported.append(msg)
+
+    def make(i: int) -> Any:
+        pairs = [("a", b"%d" % i), ("b", b"x")]
+        return Headers(pairs) if shape == "Headers" else dict(pairs)
+
+    per_record = tracked_per_record(lambda i: p.produce("t", b"v", headers=make(i), on_delivery=cb))
+    assert per_record <= 2.01  # the closed Headers (pairs untracked) + the report
+    p.purge()
+    p.poll(0)
+    assert [m.headers() for m in reported[:2]] == [
+        [("a", b"0"), ("b", b"x")],
+        [("a", b"1"), ("b", b"x")],
+    ]
+    assert all(m.headers().read_only for m in reported)
+
+
+def test_a_callback_per_record_is_served_too(unreachable: Callable[..., Producer]) -> None:
+    p = unreachable()
+    seen: list[tuple[int, Any]] = []
+    for i in range(20):  # more distinct callbacks than the producer keeps report functions for
+        p.produce(
+            "t",
+            b"v",
+            headers=[("i", b"%d" % i)] if i % 2 else None,
+            on_delivery=lambda e, m, i=i: seen.append((i, m.headers())),
+        )
+    p.purge()
+    p.poll(0)
+    assert sorted(seen) == [(i, [("i", b"%d" % i)] if i % 2 else []) for i in range(20)]
+
+
+def test_a_bound_method_callback_is_one_callback(unreachable: Callable[..., Producer]) -> None:
+    """``obj.method`` makes a new bound method per access; they are equal, so one report
+    function serves them all."""
+
+    class Service:
+        def __init__(self) -> None:
+            self.seen: list[Any] = []
+
+        def on_delivery(self, err: Any, msg: Any) -> None:
+            self.seen.append(msg.headers())
+
+    s = Service()
+    p = unreachable()
+    per_record = tracked_per_record(lambda i: p.produce("t", b"v", on_delivery=s.on_delivery))
+    assert per_record <= 0.01
+    p.purge()
+    p.poll(0)
+    assert len(s.seen) == IN_FLIGHT
+
+
+class Acker:
+    """Counts acknowledgements (keeps nothing per record)."""
+
+    def __init__(self) -> None:
+        self.acks = 0
+        self.headers_seen = 0
+
+    def on_acknowledgement(self, metadata: RecordMetadata, error: Any, headers: Headers) -> None:
+        self.acks += 1
+        self.headers_seen += len(headers)
+
+
+def test_an_acknowledging_interceptor_keeps_the_record_headers_and_one_report() -> None:
+    """With ``on_acknowledgement`` the report keeps the record's Headers (interceptors match
+    them by identity): the Headers and one report object, no more (was 5: a partial and its
+    arguments, the Headers and a tracked Header per pair)."""
+    acker = Acker()
+    p = Producer(UNREACHABLE, interceptors=[acker])
+    per_record = tracked_per_record(
+        lambda i: p.produce("t", b"v", headers=[("a", b"%d" % i), ("b", b"x")])
+    )
+    assert per_record <= 2.01  # the Headers (its pairs untracked) + the report
+    p.purge()
+    p.poll(0)
+    assert (acker.acks, acker.headers_seen) == (IN_FLIGHT, 2 * IN_FLIGHT)
+    p.close(timeout=0)
+
+
+def test_send_reports_metadata_java_style_for_a_failed_record(
+    unreachable: Callable[..., Producer],
+) -> None:
+    p = unreachable()
+    seen: list[tuple[RecordMetadata, Any]] = []
+    p.send(ProducerRecord("t", b"v", headers=[("a", b"1")]), lambda md, err: seen.append((md, err)))
+    p.purge()
+    p.poll(0)
+    ((md, err),) = seen
+    assert err.code() == KafkaError._PURGE_QUEUE
+    assert (md.topic, md.offset, md.serialized_value_size) == ("t", -1, 1)
+
+
+def test_a_list_equal_to_the_last_one_checked_is_reported_as_checked(
+    unreachable: Callable[..., Producer],
+) -> None:
+    """A ``bytearray`` value equals the ``bytes`` of the list checked before, so the memo lets
+    the list through; librdkafka refuses it and the record is checked again (``_memo_refused``):
+    its report is rebuilt too, showing the checked pairs (``bytes``)."""
+    p = unreachable()
+    seen: list[Any] = []
+
+    def cb(err: Any, msg: Any) -> None:
+        seen.append(msg.headers())
+
+    p.produce("t", b"v", headers=[("a", b"1")], on_delivery=cb)
+    p.produce("t", b"v", headers=[("a", bytearray(b"1"))], on_delivery=cb)
+    p.purge()
+    p.poll(0)
+    assert seen == [[("a", b"1")], [("a", b"1")]]
+    assert all(type(h) is Headers and h.read_only for h in seen)
+    assert [type(h.last_value("a")) for h in seen] == [bytes, bytes]  # as the model keeps them
