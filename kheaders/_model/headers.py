@@ -291,7 +291,8 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
         The new header goes where the first old one was (at the end when there was none).
         Raises ReadOnlyHeadersError once closed.
         """
-        self._check_writable()
+        if self._read_only:  # inline, not _check_writable(): interceptors set per record
+            raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
         new = _checked(key, value)
         for i, h in enumerate(_list_iter(self)):
             if h[0] == key:
