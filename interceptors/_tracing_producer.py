@@ -236,7 +236,11 @@ class TracingProducerInterceptor:
         return record
 
     def _send_span(self, record: ProducerRecord, headers: Headers) -> None:
-        prop, fields, w3c_only = self._propagator_state()
+        prop = self._propagator or _global_textmap()
+        state = self._prop_state
+        if state is None or state[0] is not prop:
+            state = self._propagator_state()
+        fields = state[1]
         present = _any_key(headers, fields)
         creation = w3c_span_context(headers) if present and not self._overwrite else None
         topic = record.topic
@@ -250,7 +254,7 @@ class TracingProducerInterceptor:
                 attrs = {**attrs, MESSAGE_KEY: text}
         if partition is not None and partition >= 0:
             attrs = {**attrs, PARTITION_ID: _PARTITION_TEXT.get(partition) or str(partition)}
-        parent = otel_context.get_current()
+        parent = _current_context()
         span = self._tracer.start_span(
             name,
             context=parent,
@@ -262,11 +266,14 @@ class TracingProducerInterceptor:
             sc = span.get_span_context()
             if not sc.is_valid:  # no SDK (a no-op tracer): propagate the current context
                 replace_fields(headers, fields, self._context_cache(parent, prop)[2], present)
-            elif w3c_only:
+            elif state[2]:  # W3C only: the headers formatted from the span context
                 traceparent = Header(
                     TRACEPARENT, b"00-%032x-%016x-%02x" % (sc.trace_id, sc.span_id, sc.trace_flags)
                 )
-                others = self._context_cache(parent, prop)[3]
+                cache = self._ctx_cache
+                if cache is None or cache[0] is not parent or cache[1] is not prop:
+                    cache = self._context_cache(parent, prop)
+                others = cache[3]
                 if others or sc.trace_state:
                     pairs = [*others, traceparent]
                     if sc.trace_state:

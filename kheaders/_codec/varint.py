@@ -156,6 +156,8 @@ def read_unsigned_varint(data: bytes | bytearray | memoryview, offset: int = 0) 
     Raises DecodeError on truncated input, a 5th byte with its high bit set, or a value
     beyond 32 bits.
     """
+    if 0 <= offset < len(data) and data[offset] < 0x80:  # one byte: most lengths and counts
+        return data[offset], offset + 1
     value, end = _decode_unsigned(data, offset, 5)
     if value > _U32_MAX:
         raise DecodeError("unsigned varint exceeds 32 bits", offset)
@@ -170,6 +172,8 @@ def read_varint(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple[
 
     Raises DecodeError on truncated or over-long (more than 5 bytes) input.
     """
+    if 0 <= offset < len(data) and (raw := data[offset]) < 0x80:  # one byte
+        return (raw >> 1) ^ -(raw & 1), offset + 1
     raw, end = _decode_unsigned(data, offset, 5)
     if raw > _U32_MAX:
         raise DecodeError("varint exceeds 32 bits", offset)
@@ -184,6 +188,8 @@ def read_varlong(data: bytes | bytearray | memoryview, offset: int = 0) -> tuple
 
     Raises DecodeError on truncated or over-long (more than 10 bytes) input.
     """
+    if 0 <= offset < len(data) and (raw := data[offset]) < 0x80:  # one byte
+        return (raw >> 1) ^ -(raw & 1), offset + 1
     raw, end = _decode_unsigned(data, offset, 10)
     if raw > _U64_MAX:
         raise DecodeError("varlong exceeds 64 bits", offset)

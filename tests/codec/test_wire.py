@@ -144,9 +144,13 @@ def test_truncated_varints_raise_decode_error_with_offset(read: object) -> None:
         read(b"", 0)  # type: ignore[operator]
 
 
-def test_negative_offset_is_a_decode_error_not_a_read_from_the_end() -> None:
-    with pytest.raises(DecodeError):
-        read_varint(b"\x02", -1)
+@pytest.mark.parametrize("read", [read_varint, read_unsigned_varint, read_varlong])
+def test_negative_offset_is_a_decode_error_not_a_read_from_the_end(read: object) -> None:
+    for offset in (-1, -2):  # a one-byte value sits there: no fast path may read it
+        with pytest.raises(DecodeError, match="negative offset"):
+            read(b"\x02\x02", offset)  # type: ignore[operator]
+    with pytest.raises(DecodeError, match="truncated"):
+        read(b"\x02\x02", 2)  # type: ignore[operator]
 
 
 def test_readers_start_at_the_offset_and_return_the_next_one() -> None:
