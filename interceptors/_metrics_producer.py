@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
-from contextlib import suppress
 
 from opentelemetry.metrics import MeterProvider
 
@@ -32,7 +30,7 @@ from interceptors._tracing_common import (
     OPERATION_TYPE,
     PARTITION_ID,
 )
-from kheaders import ConfigurationError, Headers, ProducerRecord, RecordMetadata
+from kheaders import ConfigurationError, Headers, RecordMetadata
 
 DEFAULT_MAX_PENDING = 100_000
 
@@ -56,19 +54,24 @@ class MetricsProducerInterceptor:
       (first ``bootstrap.servers`` entry) and ``error.type`` when it failed (librdkafka's
       error name such as ``_MSG_TIMED_OUT``, or the exception's class such as
       ``HeaderLimitError``);
-    - ``messaging.client.operation.duration`` (``s``): the delivery latency, from ``on_send``
-      to ``on_acknowledgement``, same attributes plus ``messaging.operation.type`` (``send``).
-      At most ``max_durations_per_second`` records a second are timed (0: all), spread
-      evenly; the counter is always exact.
+    - ``messaging.client.operation.duration`` (``s``): the delivery latency the report
+      carries (``RecordMetadata.latency``: librdkafka's measure from ``produce`` to the
+      report; for a record refused before librdkafka, the producer's measure of the time
+      until the refusal), same attributes plus ``messaging.operation.type`` (``send``). At
+      most ``max_durations_per_second`` records a second are timed (0: all), spread evenly;
+      the counter is always exact. Metadata without a latency (built by other code) is
+      counted, not timed.
 
-    With no MeterProvider (the API's no-op or proxy provider when the interceptor is built or
-    configured) it has no hooks at all (they are properties raising AttributeError), so the
-    chain leaves it out and the producer costs what it costs without it. Put it last in the
-    chain: it times the headers object the record leaves with.
+    It has only ``on_acknowledgement`` and keeps nothing per record, so a producer whose other
+    interceptors and serializers do not see records either keeps its lean path (one small
+    report object per record in flight). With no MeterProvider (the API's no-op or proxy
+    provider when the interceptor is built or configured) it has no hook at all (a property
+    raising AttributeError), so the chain leaves it out and the producer costs what it costs
+    without it.
 
-    Config keys: ``kheaders.metrics.duration.max.per.second`` (int >= 0, default 100),
-    ``kheaders.metrics.max.pending`` (records awaiting acknowledgement that keep a start
-    time, default 100,000); ``bootstrap.servers`` feeds ``server.address``.
+    Config keys: ``kheaders.metrics.duration.max.per.second`` (int >= 0, default 100);
+    ``kheaders.metrics.max.pending`` (int >= 1) is still checked but no longer used (no send
+    times are kept); ``bootstrap.servers`` feeds ``server.address``.
     Raises ConfigurationError for a bad value.
     """
 
@@ -80,7 +83,6 @@ class MetricsProducerInterceptor:
         "_duration",
         "_max_pending",
         "_off",
-        "_pending",
         "_registration",
         "_sampler",
         "_settings",
@@ -109,7 +111,6 @@ class MetricsProducerInterceptor:
         self._base: Attrs = {MESSAGING_SYSTEM: "kafka", OPERATION_NAME: "send"}
         self._counts = SeriesCounts(self._sent_attributes)
         self._attrs: dict[_RawKey, Attrs] = {}
-        self._pending: dict[int, tuple[Headers, float]] = {}
         self._bridge: StatisticsBridge | None = None
         self._registration = Registration(meter_provider, self._counts, _producers)
         self._bind()
@@ -143,48 +144,26 @@ class MetricsProducerInterceptor:
         return not self._off
 
     @property
-    def on_send(self) -> Callable[[ProducerRecord], ProducerRecord]:
-        """The send hook; absent (AttributeError) when nothing records, so that a producer
-        whose chain has nothing else keeps its lean path."""
-        if self._off:
-            raise AttributeError("on_send: no MeterProvider records")
-        return self._send
-
-    def _send(self, record: ProducerRecord) -> ProducerRecord:
-        """Note the send time of the records whose delivery latency is sampled."""
-        now = self._sampler.take()
-        if now is not None:
-            pending = self._pending
-            headers = record.headers
-            pending[id(headers)] = (headers, now)
-            if len(pending) > self._max_pending:
-                with suppress(StopIteration, RuntimeError, KeyError):  # another thread's change
-                    del pending[next(iter(pending))]
-        return record
-
-    @property
     def on_acknowledgement(self) -> Callable[[RecordMetadata, object, Headers], None]:
         """The acknowledgement hook; absent (AttributeError) when nothing records."""
         if self._off:
             raise AttributeError("on_acknowledgement: no MeterProvider records")
         return self._acknowledge
 
-    def _acknowledge(self, metadata: RecordMetadata, error: object, headers: Headers) -> None:
+    def _acknowledge(self, metadata: RecordMetadata, error: object, _headers: Headers) -> None:
         raw: _RawKey = (
             metadata.topic,
             metadata.partition,
             None if error is None else error_type(error),
         )
         self._counts.add(raw)
-        if not self._pending:
-            return
-        entry = self._pending.pop(id(headers), None)
-        if entry is None or entry[0] is not headers:
+        latency = metadata.latency
+        if latency is None or self._sampler.take() is None:
             return
         attrs = self._attrs.get(raw)
         if attrs is None:
             attrs = self._attributes(raw, duration=True)
-        self._duration.record(time.perf_counter() - entry[1], attrs)
+        self._duration.record(latency, attrs)
 
     def _attributes(self, raw: _RawKey, *, duration: bool) -> Attrs:
         topic, partition, etype = raw
@@ -206,16 +185,9 @@ class MetricsProducerInterceptor:
         """Records acknowledged so far, by the attributes of ``messaging.client.sent.messages``."""
         return self._counts.counts()
 
-    @property
-    def pending(self) -> int:
-        """How many timed records await their acknowledgement."""
-        return len(self._pending)
-
     def close(self) -> None:
-        """Forget the send times of records never acknowledged; keep the counts in the
-        counter's totals (a closed client's series stays); stop the statistics bridge of the
-        client's config, if any."""
-        self._pending = {}
+        """Keep the counts in the counter's totals (a closed client's series stays); stop the
+        statistics bridge of the client's config, if any."""
         self._registration.retire()
         if self._bridge is not None:
             self._bridge.close()

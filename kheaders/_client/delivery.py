@@ -12,8 +12,12 @@ is one object (a ``functools.partial`` is three) carrying an untracked snapshot:
   object serves every record of the callback;
 * a :class:`Carrier` of the caller's making (kheaders.aio's futures): the same contract, the
   future itself the only object in flight;
-* :class:`Acknowledged`: interceptors' ``on_acknowledgement`` and Java's ``send`` callback;
-  carries the record's :class:`Headers` itself (interceptors match them by identity).
+* interceptors' ``on_acknowledgement`` when no ``on_send`` or serializer saw the record: a
+  bound method of its :func:`acknowledging` function over the :data:`Kept` headers, as for a
+  callback (the read-only Headers and the RecordMetadata are built when the report comes);
+* :class:`Acknowledged`: the rest (records that went through ``on_send`` or serializers, and
+  Java's ``send`` callback); carries the record's :class:`Headers` itself (interceptors may
+  match them by identity).
 """
 
 from __future__ import annotations
@@ -73,7 +77,15 @@ class Carrier(Protocol):
 # RecordMetadata is a frozen dataclass: its __init__ sets each field with object.__setattr__.
 # A delivery report builds one per record, so it sets the slots directly (half the cost).
 _new = object.__new__
-_set_topic, _set_partition, _set_offset, _set_timestamp, _set_key_size, _set_value_size = (
+(
+    _set_topic,
+    _set_partition,
+    _set_offset,
+    _set_timestamp,
+    _set_key_size,
+    _set_value_size,
+    _set_latency,
+) = (
     RecordMetadata.__dict__[f].__set__
     for f in (
         "topic",
@@ -82,6 +94,7 @@ _set_topic, _set_partition, _set_offset, _set_timestamp, _set_key_size, _set_val
         "timestamp",
         "serialized_key_size",
         "serialized_value_size",
+        "latency",
     )
 )
 
@@ -100,7 +113,27 @@ def metadata_of(msg: Message) -> RecordMetadata:
     _set_timestamp(md, ts if ts_type else None)
     _set_key_size(md, -1 if key is None else len(key))
     _set_value_size(md, -1 if value is None else len(value))
+    _set_latency(md, msg.latency())
     return md
+
+
+def acknowledging(
+    ack: AckHook, cb: DeliveryCallback | None
+) -> Callable[[Kept, KafkaError | None, Message], None]:
+    """The report function of a record no ``on_send`` or serializer saw, for interceptors'
+    ``on_acknowledgement`` (``ack``) and then ``cb``; like :func:`delivering`, bound to the
+    record's :data:`Kept` headers per record (one small object in flight). The read-only
+    Headers and the RecordMetadata are built when the report comes, not kept."""
+
+    def acknowledge(headers: Kept, err: KafkaError | None, msg: Message, /) -> None:
+        # read_only(headers), inlined: this runs once per record
+        shown = trusted(headers, read_only=True) if isinstance(headers, tuple) else headers
+        ack(metadata_of(msg), err, shown)
+        if cb is not None:
+            msg.set_headers(shown)
+            cb(err, msg)
+
+    return acknowledge
 
 
 class Acknowledged:

@@ -13,11 +13,19 @@ one that passed the checks is not checked again (one C-level comparison), so the
 "same headers on every record" costs nothing per record. A delivery callback keeps such a
 record on that path: its report is one small object carrying a snapshot of the headers
 (:mod:`kheaders._client.delivery`), and none at all for a record without headers.
+
+A producer whose interceptors only acknowledge (``on_acknowledgement``, no ``on_send``, no
+serializers) takes the same path: its report is one small object over the same snapshot,
+and the read-only Headers and RecordMetadata ``on_acknowledgement`` sees are built when the
+report comes. A record refused on the way (bad headers, a full queue) is acknowledged with
+the error, the headers as given, and the producer's own measure of the time it took as the
+metadata's ``latency`` (librdkafka measures the rest).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from time import perf_counter
 from types import MethodType
 from typing import Any
 
@@ -32,7 +40,9 @@ from kheaders._client.delivery import (
     DeliveryCallback,
     Kept,
     SendCallback,
+    acknowledging,
     delivering,
+    read_only,
 )
 from kheaders._client.outgoing import EMPTY, closed, plain_list, writable
 from kheaders._client.rawcall import RawProduce, raw_produce, unsendable
@@ -75,6 +85,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     whose ``produce`` takes confluent's positional arguments (kheaders.aio's)."""
     __slots__ = (
         "_ack",
+        "_acking",
+        "_acks",
         "_chain",
         "_closed",
         "_default_cb",
@@ -160,6 +172,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         self._fits = _NOTHING_CHECKED
         self._reports: dict[DeliveryCallback, tuple[Any, MethodType]] = {}
         self._lean = not (chain.on_send or self._ack or key_ser or value_ser)
+        self._acking = self._ack is not None and not (chain.on_send or key_ser or value_ser)
+        self._acks: dict[DeliveryCallback | None, tuple[Any, MethodType]] = {}
 
     # -- produce ----------------------------------------------------------------------------
 
@@ -208,6 +222,30 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 if sent is headers and type(headers) is list and headers:
                     return self._memo_refused(topic, value, key, partition, timestamp, headers, cb)
                 raise unsendable(topic, key, value, exc) from exc
+        if self._acking:
+            return self._produce_acked(
+                topic, value, key, partition, callback or on_delivery or self._default_cb,
+                timestamp, headers,
+            )  # fmt: skip
+        return self._produce_record(
+            topic, value, key, partition, callback or on_delivery or self._default_cb,
+            timestamp, headers,
+        )  # fmt: skip
+
+    def _produce_record(  # noqa: PLR0917 - produce()'s arguments
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int,
+        cb: DeliveryCallback | None,
+        timestamp: int,
+        headers: HeaderTypes,
+    ) -> None:
+        """:meth:`produce` through interceptors' ``on_send`` and the serializers.
+
+        Raises as :meth:`produce`.
+        """
         record = ProducerRecord(
             topic,
             value,
@@ -216,8 +254,72 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             None if partition < 0 else partition,
             timestamp or None,
         )
-        self._send(record, callback or on_delivery or self._default_cb, None)
-        return None
+        self._send(record, cb, None)
+
+    def _produce_acked(  # noqa: PLR0917 - produce()'s arguments
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        partition: int,
+        cb: DeliveryCallback | None,
+        timestamp: int,
+        headers: HeaderTypes,
+    ) -> None:
+        """:meth:`produce` for a producer whose interceptors only acknowledge: the lean
+        path's checks, and a report from :func:`~kheaders._client.delivery.acknowledging`
+        over the headers' snapshot (no ProducerRecord, Headers or RecordMetadata until the
+        report). Headers the checks refuse take :meth:`_produce_record`, which checks them
+        again and acknowledges the refusal as it always has.
+
+        Raises as :meth:`produce`.
+        """
+        start = perf_counter()
+        sent: Any = headers
+        if headers is not None and (type(headers) is not list or headers != self._fits):
+            try:
+                if type(headers) is list and plain_list(headers, self._limits):
+                    self._fits = headers.copy()  # as in produce()
+                    sent = headers or None
+                else:
+                    sent = self._checked(headers)
+            except Exception:
+                return self._produce_record(topic, value, key, partition, cb, timestamp, headers)
+        acks = self._acks
+        known = acks.get(cb)
+        if known is None:
+            if len(acks) >= _REPORTS_KEPT:  # a callback per record: keep none for long
+                acks.clear()
+            report_of = acknowledging(self._ack, cb)  # type: ignore[arg-type]  # set: _acking
+            known = acks[cb] = (report_of, MethodType(report_of, EMPTY))
+        kept = known[1] if sent is None else MethodType(known[0], _kept(sent))
+        try:
+            return self._raw_produce(topic, value, key, partition, kept, None, timestamp, sent)
+        except TypeError as exc:
+            if sent is headers and type(headers) is list and headers:
+                # the memo vouched for a list librdkafka refuses: checked properly this time
+                self._fits = _NOTHING_CHECKED
+                return self._produce_record(topic, value, key, partition, cb, timestamp, headers)
+            error = unsendable(topic, key, value, exc)
+            self._refused(topic, partition, error, sent, start)
+            raise error from exc
+        except Exception as exc:
+            self._refused(topic, partition, exc, sent, start)
+            raise
+
+    def _refused(
+        self,
+        topic: str,
+        partition: int,
+        error: Exception,
+        sent: Headers | list[Any] | None,
+        start: float,
+    ) -> None:
+        """Acknowledge a record librdkafka refused, with the time spent on it as latency."""
+        md = RecordMetadata(
+            topic, partition if partition >= 0 else -1, latency=perf_counter() - start
+        )
+        self._chain.acknowledge(md, error, read_only(_kept(sent)))
 
     def _delivered(self, cb: DeliveryCallback, sent: Headers | list[Any] | None) -> MethodType:
         """A record's report for ``cb``: its :func:`~kheaders._client.delivery.delivering`
@@ -358,6 +460,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         java_cb: SendCallback | None,
         carrier: Carrier | None = None,
     ) -> None:
+        start = perf_counter()
         chain = self._chain
         topic = record.topic
         headers = record.headers
@@ -402,7 +505,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         except Exception as exc:
             if chain.on_acknowledgement:
                 part = -1 if record.partition is None else record.partition
-                chain.acknowledge(RecordMetadata(topic, part), exc, _readable(headers))
+                md = RecordMetadata(topic, part, latency=perf_counter() - start)
+                chain.acknowledge(md, exc, _readable(headers))
             raise
 
     def produce_batch(

@@ -35,6 +35,12 @@ class RecordMetadata:
 
     ``partition`` is ``-1`` and ``offset`` is ``-1`` while unknown (e.g. ``produce`` failed
     before librdkafka chose a partition). ``timestamp`` is in milliseconds, or ``None``.
+
+    ``latency`` (not in Java's class) is the delivery latency in seconds: from ``produce`` to
+    the delivery report, as librdkafka measured it (``Message.latency()``, for failed
+    deliveries too); for a record refused before librdkafka took it, the time the producer
+    spent on it until the refusal; ``None`` when unknown (metadata built by other code). A
+    measurement, not part of where the record landed: equality ignores it.
     """
 
     topic: str
@@ -43,3 +49,4 @@ class RecordMetadata:
     timestamp: int | None = None
     serialized_key_size: int = -1
     serialized_value_size: int = -1
+    latency: float | None = field(default=None, compare=False)

@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError
 
-from kheaders import Headers, Producer, ProducerRecord, RecordMetadata
+from kheaders import (
+    HeaderLimitError,
+    HeaderLimits,
+    Headers,
+    Producer,
+    ProducerRecord,
+    RecordMetadata,
+)
 
 UNREACHABLE = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}
 """Nothing listens there: records stay queued until purged or timed out."""
@@ -217,11 +224,43 @@ class Acker:
         self.headers_seen += len(headers)
 
 
-def test_an_acknowledging_interceptor_keeps_the_record_headers_and_one_report() -> None:
-    """With ``on_acknowledgement`` the report keeps the record's Headers (interceptors match
-    them by identity): the Headers and one report object, no more (was 5: a partial and its
-    arguments, the Headers and a tracked Header per pair)."""
+def test_an_acknowledging_interceptor_costs_what_a_callback_costs_per_record() -> None:
+    """An interceptor with only ``on_acknowledgement`` keeps a record on the callback's path:
+    one report object over an untracked snapshot of the headers, none without headers (was
+    2: the record's Headers and an ``Acknowledged``; 5 before that)."""
     acker = Acker()
+    p = Producer(UNREACHABLE, interceptors=[acker])
+    lists = [[("traceparent", b"%055d" % i), ("client.id", b"svc")] for i in range(64)]
+    per_record = tracked_per_record(lambda i: p.produce("t", b"v", headers=lists[i % 64]))
+    assert per_record <= 1.01  # the report (its headers snapshot is not tracked)
+    without = tracked_per_record(lambda i: p.produce("t", b"v"))
+    assert without <= 0.01
+    seen: list[Any] = []
+
+    def cb(err: Any, msg: Any) -> None:
+        seen.append(msg.headers())
+
+    with_cb = tracked_per_record(
+        lambda i: p.produce("t", b"v", headers=lists[i % 64][:1], on_delivery=cb)
+    )
+    assert with_cb <= 1.01  # one report serves the interceptors and the callback
+    p.purge()
+    p.poll(0)
+    assert acker.acks == 3 * IN_FLIGHT
+    assert acker.headers_seen == 2 * IN_FLIGHT + IN_FLIGHT
+    assert [list(h) for h in seen] == [lists[i % 64][:1] for i in range(IN_FLIGHT)]
+    p.close(timeout=0)
+
+
+def test_a_record_through_on_send_keeps_its_headers_and_one_report() -> None:
+    """With an ``on_send`` hook too, the report keeps the record's Headers (an interceptor may
+    match them by identity): the Headers and one report object, no more."""
+
+    class Sender(Acker):
+        def on_send(self, record: ProducerRecord) -> ProducerRecord:
+            return record
+
+    acker = Sender()
     p = Producer(UNREACHABLE, interceptors=[acker])
     per_record = tracked_per_record(
         lambda i: p.produce("t", b"v", headers=[("a", b"%d" % i), ("b", b"x")])
@@ -230,6 +269,92 @@ def test_an_acknowledging_interceptor_keeps_the_record_headers_and_one_report() 
     p.purge()
     p.poll(0)
     assert (acker.acks, acker.headers_seen) == (IN_FLIGHT, 2 * IN_FLIGHT)
+    p.close(timeout=0)
+
+
+class Noting:
+    """Notes each acknowledgement in a shared log, under its name."""
+
+    def __init__(self, name: str, log: list[tuple[str, Any, Any, Any]]) -> None:
+        self.name = name
+        self.log = log
+
+    def on_acknowledgement(self, metadata: RecordMetadata, error: Any, headers: Headers) -> None:
+        self.log.append((self.name, metadata, error, headers))
+
+
+def test_acknowledgements_run_once_in_chain_order_with_the_headers_sent_then_the_callback() -> None:
+    log: list[tuple[str, Any, Any, Any]] = []
+    p = Producer(UNREACHABLE, interceptors=[Noting("first", log), Noting("second", log)])
+    passed = Headers([("h", b"x")])
+    shapes: list[Any] = [[("a", b"1"), ("a", None)], {"d": "v"}, passed, None]
+    for i, headers in enumerate(shapes):
+        p.produce(
+            "t",
+            b"v%d" % i,
+            headers=headers,
+            on_delivery=lambda e, m: log.append(("cb", None, e, m.headers())),
+        )
+    shapes[0].append(("late", b"change"))  # after produce: not part of the record
+    p.purge()
+    p.poll(0)
+    assert [name for name, *_ in log] == ["first", "second", "cb"] * 4
+    expected = [[("a", b"1"), ("a", None)], [("d", b"v")], [("h", b"x")], []]
+    for n, want in enumerate(expected):
+        first, second, cb = log[3 * n : 3 * n + 3]
+        assert list(first[3]) == list(second[3]) == list(cb[3]) == want
+        assert first[3] is second[3] is cb[3]  # one read-only Headers per report
+        assert first[3].read_only
+        md = first[1]
+        assert md is second[1]
+        assert (md.topic, md.offset, md.serialized_value_size) == ("t", -1, 2)
+        assert isinstance(md.latency, float)  # librdkafka's measure
+        assert md.latency >= 0
+        assert first[2].code() == KafkaError._PURGE_QUEUE
+    assert log[6][3] is passed  # a Headers passed is the one acknowledged
+    p.close(timeout=0)
+
+
+def test_records_refused_on_the_acknowledging_path_are_acknowledged_once_with_the_error() -> None:
+    log: list[tuple[str, Any, Any, Any]] = []
+    p = Producer(
+        {**UNREACHABLE, "queue.buffering.max.messages": 1},
+        interceptors=[Noting("only", log)],
+        limits=HeaderLimits(max_value_bytes=4),
+    )
+    p.produce("t", b"v", headers=[("a", b"1")])
+    with pytest.raises(BufferError):  # the queue is full
+        p.produce("t", b"v", headers=[("b", b"2")])
+    with pytest.raises(HeaderLimitError):
+        p.produce("t", b"v", headers=[("c", b"12345")])
+    with pytest.raises(TypeError):  # a value librdkafka cannot send
+        p.produce("t", 12345, headers={"d": "4"})
+    refused = [(type(err).__name__, list(h), md) for _, md, err, h in log]
+    assert [(name, h) for name, h, _ in refused] == [
+        ("BufferError", [("b", b"2")]),
+        ("HeaderLimitError", [("c", b"12345")]),
+        ("TypeError", [("d", b"4")]),
+    ]
+    for *_, md in refused:
+        assert (md.topic, md.partition, md.offset) == ("t", -1, -1)
+        assert isinstance(md.latency, float)  # the producer's own measure
+        assert md.latency >= 0
+    p.purge()
+    p.poll(0)
+    assert len(log) == 4  # the queued record: its report, once
+    assert list(log[3][3]) == [("a", b"1")]
+    p.close(timeout=0)
+
+
+def test_a_list_the_memo_lets_through_but_librdkafka_refuses_is_acknowledged_as_checked() -> None:
+    log: list[tuple[str, Any, Any, Any]] = []
+    p = Producer(UNREACHABLE, interceptors=[Noting("only", log)])
+    p.produce("t", b"v", headers=[("a", b"1")])
+    p.produce("t", b"v", headers=[("a", bytearray(b"1"))])
+    p.purge()
+    p.poll(0)
+    assert [list(h) for *_, h in log] == [[("a", b"1")], [("a", b"1")]]
+    assert [type(h.last_value("a")) for *_, h in log] == [bytes, bytes]
     p.close(timeout=0)
 
 
