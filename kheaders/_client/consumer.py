@@ -37,14 +37,20 @@ from kheaders._client.chain import InterceptorChain
 from kheaders._client.config import resolve
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import DeserializationError, held_failures
-from kheaders._model.headers import received
+from kheaders._model.headers import received, received_all
 from kheaders._model.keys import check_name
-from kheaders._model.received import HEADER_FAILURES, call_headers, unreadable_headers
+from kheaders._model.received import (
+    HEADER_FAILURES,
+    call_headers,
+    headers_of_all,
+    unreadable_headers,
+)
 
 CommitCallback = Callable[["KafkaError | None", list[TopicPartition]], object]
 """librdkafka's ``on_commit`` config callback: ``(err, partitions)``."""
 
 _EMPTY = received([])
+_set_headers: Callable[[Message, object], None] = Message.set_headers  # type: ignore[assignment]
 
 
 def _commit_callback(chain: InterceptorChain, user: CommitCallback | None) -> CommitCallback:
@@ -241,21 +247,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         if not msgs:
             return msgs
         if self._key_de is None and self._value_de is None:
-            # the common case, kept lean: one call per record gives it its read-only Headers
-            events = False
-            bad: list[Message] = []
-            for msg in msgs:
-                if msg.error() is None:
-                    try:
-                        h = call_headers(msg)
-                    except HEADER_FAILURES as exc:
-                        self._pending.append(_unreadable_headers(msg, exc))
-                        bad.append(msg)
-                        continue
-                    msg.set_headers(received(h) if h else _EMPTY)
-                else:
-                    events = True
-            out = [m for m in msgs if m not in bad] if bad else msgs
+            out, events = self._with_headers(msgs)
         else:
             out, events = self._prepare_batch(msgs)
         if self._chain.on_consume and out:
@@ -263,6 +255,38 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         if not out and self._pending:
             raise self._pending.popleft()
         return out
+
+    def _with_headers(self, msgs: list[Message]) -> tuple[list[Message], bool]:
+        """The common case, kept lean: each record of a batch gets its read-only Headers.
+
+        Records whose headers are unreadable are taken out of the batch, their failures kept
+        in ``_pending``. Returns the rest (records and events, in order) and whether any is
+        an error event.
+        """
+        lists, failed = headers_of_all(msgs, _EMPTY)
+        headers, missing = received_all(lists)
+        if not missing and type(msgs[0]) is Message:
+            # every message has headers, so none is an error event (librdkafka's have none)
+            try:
+                deque(map(_set_headers, msgs, headers), 0)  # one C-level loop
+            except TypeError:  # an object other than a confluent Message: one by one below
+                pass
+            else:
+                return msgs, False
+        events = False
+        for msg, h in zip(msgs, headers, strict=True):
+            if h is not None:
+                msg.set_headers(h)
+            elif msg.error() is None:
+                msg.set_headers(_EMPTY)
+            else:
+                events = True
+        if not failed:
+            return msgs, events
+        for _, failure in failed:
+            self._pending.append(failure)
+        bad = {i for i, _ in failed}
+        return [m for i, m in enumerate(msgs) if i not in bad], events
 
     def _prepare_batch(self, msgs: list[Message]) -> tuple[list[Message], bool]:
         """Prepare each record; keep failures in ``_pending``; return the rest (in order)."""

@@ -79,7 +79,10 @@ def tagged_field_spans(data: Buffer, offset: int = 0) -> tuple[dict[int, tuple[i
     previous = -1
     for _ in range(count):
         at = pos
-        tag, pos = _decode_unsigned(data, pos, 5)
+        if pos < end and (tag := data[pos]) < 0x80:  # one byte: the usual tag and size
+            pos += 1
+        else:
+            tag, pos = _decode_unsigned(data, pos, 5)
         if tag > _MAX_TAG:
             raise DecodeError(f"tag {tag} exceeds 2**31-1", at)
         if tag <= previous:
@@ -87,7 +90,10 @@ def tagged_field_spans(data: Buffer, offset: int = 0) -> tuple[dict[int, tuple[i
             raise DecodeError(f"tag {tag} {what} (after tag {previous})", at)
         previous = tag
         size_at = pos
-        size, pos = _decode_unsigned(data, pos, 5)
+        if pos < end and (size := data[pos]) < 0x80:
+            pos += 1
+        else:
+            size, pos = _decode_unsigned(data, pos, 5)
         if size > end - pos:
             raise DecodeError(
                 f"tag {tag}: size {size} runs past the end ({end - pos} bytes left)", size_at

@@ -5,12 +5,12 @@ appear any number of times, ``remove(key)`` removes every occurrence, ``last_hea
 is the most recent one, and headers become read-only once handed to Kafka.
 
 Internal API (for kheaders' own modules; no other module touches a ``Headers``' fields,
-``tests/test_static.py`` checks it): :func:`received` and :func:`trusted` wrap pairs that are
-already valid (decoded, or from librdkafka) without checking them; a ``Headers`` is itself
-the list of pairs (so it goes to librdkafka as it is), :func:`pairs_of` types it so,
-:func:`pairs` iterates the stored pairs without making each a :class:`Header`, and
-:func:`plain_pairs` stores closed headers' pairs as plain tuples (which the garbage
-collector stops tracking) while a delivery report keeps them.
+``tests/test_static.py`` checks it): :func:`received` (:func:`received_all` for a batch)
+and :func:`trusted` wrap pairs that are already valid (decoded, or from librdkafka) without
+checking them; a ``Headers`` is itself the list of pairs (so it goes to librdkafka as it
+is), :func:`pairs_of` types it so, :func:`pairs` iterates the stored pairs without making
+each a :class:`Header`, and :func:`plain_pairs` stores closed headers' pairs as plain
+tuples (which the garbage collector stops tracking) while a delivery report keeps them.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ __all__ = [
     "pairs_of",
     "plain_pairs",
     "received",
+    "received_all",
     "trusted",
 ]
 
@@ -614,6 +615,31 @@ def received(items: list[tuple[str, bytes | None]]) -> Headers:
     _list_extend(h, items)
     h._read_only = True
     return h
+
+
+def received_all(
+    lists: list[list[tuple[str, bytes | None]] | None],
+) -> tuple[list[Headers | None], int]:
+    """:func:`received` of each list of a batch, in one call: ``None`` for ``None`` or empty.
+
+    Returns the Headers and how many entries are ``None`` (records without headers, or
+    others the caller decides about).
+    """
+    out: list[Headers | None] = []
+    append = out.append
+    new = _new_headers
+    extend = _list_extend
+    missing = 0
+    for items in lists:
+        if items:
+            h = new(Headers)
+            extend(h, items)
+            h._read_only = True
+            append(h)
+        else:
+            append(None)
+            missing += 1
+    return out, missing
 
 
 _new_headers = list.__new__

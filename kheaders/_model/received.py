@@ -15,6 +15,8 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from confluent_kafka import Message
+
 from kheaders import _telemetry
 from kheaders._errors import DeserializationError
 
@@ -27,6 +29,10 @@ with an exception set" into a SystemError here, every time, where it can be hand
 
 HEADER_FAILURES = (SystemError, UnicodeDecodeError)
 """What :data:`call_headers` raises for a record whose header key is not UTF-8."""
+
+_message_headers = Message.headers
+"""The C method itself: ``map()`` calls it through ``PyObject_Vectorcall`` too (checked, as
+:data:`call_headers` is), without looking the method up by name on every record."""
 
 
 def unreadable_headers(
@@ -63,3 +69,32 @@ def message_headers(msg: Any) -> Any:
         return call_headers(msg)
     except HEADER_FAILURES as exc:
         raise unreadable_headers(msg, exc) from exc
+
+
+def headers_of_all(
+    msgs: list[Any], replacement: object
+) -> tuple[list[Any], list[tuple[int, DeserializationError]]]:
+    """``msg.headers()`` of every message of a batch, guarded as :func:`message_headers` is.
+
+    Returns what each message holds (``None`` in place of unreadable headers) and, for each
+    message whose headers are unreadable, its position and the error of
+    :func:`unreadable_headers` (its headers replaced by ``replacement``). One C-level loop
+    for a batch of confluent ``Message`` objects; other objects are called by name.
+    """
+    lists: list[Any] = []
+    failed: list[tuple[int, DeserializationError]] = []
+    get: Any = _message_headers if type(msgs[0]) is Message else call_headers
+    while True:
+        done = len(lists)
+        try:  # extend() keeps what map() gave before a failure: it names the failing message
+            lists.extend(map(get, msgs[done:] if done else msgs))
+        except HEADER_FAILURES as exc:
+            i = len(lists)
+            failed.append((i, unreadable_headers(msgs[i], exc, replacement)))
+            lists.append(None)
+        except TypeError:
+            if get is call_headers:
+                raise
+            get = call_headers  # an object that is not a confluent Message
+        else:
+            return lists, failed

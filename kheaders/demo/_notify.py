@@ -20,8 +20,12 @@ from opentelemetry import trace
 
 from kheaders import JsonDeserializer, JsonSerializer
 from kheaders.aio import AIOConsumer, AIOProducer
-from kheaders.broker import fast_consumer_config
-from kheaders.demo._services import SHIPMENTS_TOPIC, ServiceStats
+from kheaders.demo._services import (
+    SHIPMENTS_TOPIC,
+    ServiceStats,
+    service_consumer_config,
+    service_producer_config,
+)
 
 NOTIFICATIONS_TOPIC = "notifications"
 """Where the notification service writes (one notification per shipment it reads)."""
@@ -60,22 +64,11 @@ async def run_notifications(
 
     tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("kheaders.demo.notify")
     consumer = AIOConsumer(
-        fast_consumer_config(
-            bootstrap,
-            group_id,
-            **{"client.id": client_id, "interceptor.classes": ",".join(_CONSUMER_INTERCEPTORS)},
-        ),
+        service_consumer_config(bootstrap, group_id, client_id, _CONSUMER_INTERCEPTORS),
         value_deserializer=JsonDeserializer(),
     )
     producer = AIOProducer(
-        {
-            "bootstrap.servers": bootstrap,
-            "client.id": client_id,
-            "interceptor.classes": ",".join(_PRODUCER_INTERCEPTORS),
-            "kheaders.tracing.mode": "propagate",
-            "kheaders.app.name": "kheaders-demo",
-            "linger.ms": 5,
-        },
+        service_producer_config(bootstrap, client_id, _PRODUCER_INTERCEPTORS),
         value_serializer=JsonSerializer(),
     )
 

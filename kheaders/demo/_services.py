@@ -59,6 +59,34 @@ _CONSUMER_INTERCEPTORS = (
 )
 
 
+def service_producer_config(
+    bootstrap: str, client_id: str, interceptors: tuple[str, ...], **extra: Any
+) -> dict[str, Any]:
+    """A demo service's producer settings: its ``client.id`` and ``interceptors``, tracing in
+    propagate mode, the demo's app name, 5 ms linger; ``extra`` settings on top."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "client.id": client_id,
+        "interceptor.classes": ",".join(interceptors),
+        "kheaders.tracing.mode": "propagate",
+        "kheaders.app.name": "kheaders-demo",
+        "linger.ms": 5,
+        **extra,
+    }
+
+
+def service_consumer_config(
+    bootstrap: str, group_id: str, client_id: str, interceptors: tuple[str, ...]
+) -> dict[str, Any]:
+    """A demo service's consumer settings: a quick group join, its ``client.id`` and
+    ``interceptors``."""
+    return fast_consumer_config(
+        bootstrap,
+        group_id,
+        **{"client.id": client_id, "interceptor.classes": ",".join(interceptors)},
+    )
+
+
 def bootstrap_from_env(explicit: str | None = None) -> str:
     """``explicit`` when given, else ``$KHEADERS_BOOTSTRAP``.
 
@@ -147,16 +175,15 @@ def produce_orders(
     carries this service's span), ``client.id``, ``correlation.id`` and the ``version`` stamp.
     Returns the counts once every record is delivered or ``timeout`` passed.
     """
-    config: dict[str, Any] = {
-        "bootstrap.servers": bootstrap,
-        "client.id": client_id,
-        "interceptor.classes": ",".join((*_PRODUCER_INTERCEPTORS, _VERSION_STAMP)),
-        "kheaders.tracing.mode": "propagate",
-        "kheaders.app.name": "kheaders-demo",
-        "kheaders.metrics.duration.max.per.second": 0,  # time every delivery (a demo)
-        "compaction.strategy.header": VERSION_HEADER,
-        "linger.ms": 5,
-    }
+    config = service_producer_config(
+        bootstrap,
+        client_id,
+        (*_PRODUCER_INTERCEPTORS, _VERSION_STAMP),
+        **{
+            "kheaders.metrics.duration.max.per.second": 0,  # time every delivery (a demo)
+            "compaction.strategy.header": VERSION_HEADER,
+        },
+    )
     delivered = [0, 0]
 
     def on_delivery(err: KafkaError | None, _msg: Message) -> None:
@@ -209,25 +236,18 @@ def run_shipping(
     tracer = _tracer(tracer_provider, "kheaders.demo.shipping")
     consumer = Consumer(
         with_statistics(  # librdkafka's statistics (consumer lag) as metrics, every second
-            fast_consumer_config(
-                bootstrap,
-                group_id,
-                **{"client.id": client_id, "interceptor.classes": ",".join(_CONSUMER_INTERCEPTORS)},
-            ),
+            service_consumer_config(bootstrap, group_id, client_id, _CONSUMER_INTERCEPTORS),
             interval_ms=1000,
         ),
         value_deserializer=JsonDeserializer(),
     )
     producer = Producer(
-        {
-            "bootstrap.servers": bootstrap,
-            "client.id": client_id,
-            "interceptor.classes": ",".join(_PRODUCER_INTERCEPTORS),
-            "kheaders.tracing.mode": "propagate",
-            "kheaders.app.name": "kheaders-demo",
-            "kheaders.metrics.duration.max.per.second": 0,
-            "linger.ms": 5,
-        },
+        service_producer_config(
+            bootstrap,
+            client_id,
+            _PRODUCER_INTERCEPTORS,
+            **{"kheaders.metrics.duration.max.per.second": 0},
+        ),
         value_serializer=JsonSerializer(),
     )
     dead_letters = DeadLetterPublisher(producer, topic_suffix=".dlt", group_id=group_id)

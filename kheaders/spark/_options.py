@@ -178,28 +178,26 @@ def api_timeout_ms(options: Mapping[str, str]) -> int:
 
 
 def _non_negative(options: Mapping[str, str], name: str, default: int) -> int:
-    text = _get(options, name)
-    if text is None:
-        return default
-    try:
-        value = int(text)
-    except ValueError as exc:
-        raise ConfigurationError(f"option '{name}' must be an integer >= 0: {text!r}") from exc
-    if value < 0:
-        raise ConfigurationError(f"option '{name}' must be an integer >= 0: {text!r}")
-    return value
+    value = _integer(options, name, 0, "an integer >= 0")
+    return default if value is None else value
 
 
 def _positive(options: Mapping[str, str], name: str) -> int | None:
+    return _integer(options, name, 1, "a positive integer")
+
+
+def _integer(options: Mapping[str, str], name: str, minimum: int, what: str) -> int | None:
+    """Option ``name`` as an int of at least ``minimum``, ``None`` when unset; else raise
+    ConfigurationError saying it must be ``what``."""
     text = _get(options, name)
     if text is None:
         return None
     try:
         value = int(text)
     except ValueError as exc:
-        raise ConfigurationError(f"option '{name}' must be a positive integer: {text!r}") from exc
-    if value <= 0:
-        raise ConfigurationError(f"option '{name}' must be a positive integer: {text!r}")
+        raise ConfigurationError(f"option '{name}' must be {what}: {text!r}") from exc
+    if value < minimum:
+        raise ConfigurationError(f"option '{name}' must be {what}: {text!r}")
     return value
 
 

@@ -311,3 +311,51 @@ def test_close_raises_failures_that_were_never_raised() -> None:
         c.close()
     assert [e.message.offset() for e in caught.value.exceptions] == [1]  # type: ignore[union-attr]
     c.close()  # twice: no-op
+
+
+def test_every_record_of_a_batch_gets_read_only_headers_equal_to_what_librdkafka_gave() -> None:
+    pairs = [[("a", b"1"), ("a", None)], [("b", b"")], None, [("c", b"3")]]
+    batch = [
+        Message(topic="t", partition=0, offset=i, value=b"v", headers=h)
+        for i, h in enumerate(pairs)
+    ]
+    eof = Message(topic="t", partition=0, offset=4, error=KafkaError(KafkaError._PARTITION_EOF))
+    stub = StubConsumer([list(batch), [*batch[-1:], eof]])
+    c = wrap_consumer(stub)  # type: ignore[arg-type]
+    out = c.consume(10)
+    assert out == batch
+    for m, h in zip(out, pairs, strict=True):
+        got = m.headers()
+        assert type(got) is Headers
+        assert got.read_only
+        assert got == (h or [])
+        with pytest.raises(ReadOnlyHeadersError):
+            got.add("x", b"y")
+    out = c.consume(10)  # a batch with an error event: the event stays untouched
+    assert out[1] is eof
+    assert eof.headers() is None
+
+
+def test_records_that_are_not_confluent_messages_get_headers_too() -> None:
+    class Record:
+        """Any object with confluent's Message methods (a test double, say)."""
+
+        def __init__(self, headers: list[tuple[str, bytes]] | None) -> None:
+            self._headers: object = headers
+
+        def headers(self) -> object:
+            return self._headers
+
+        def set_headers(self, headers: object) -> None:
+            self._headers = headers
+
+        def error(self) -> None:
+            return None
+
+    records = [Record([("a", b"1")]), Record(None)]
+    mixed = [Message(topic="t", headers=[("m", b"1")]), Record([("r", b"2")])]
+    c = wrap_consumer(StubConsumer([records, mixed]))  # type: ignore[arg-type, list-item]
+    assert [m.headers() for m in c.consume(10)] == [[("a", b"1")], []]
+    assert all(type(m.headers()) is Headers for m in records)
+    assert [m.headers() for m in c.consume(10)] == [[("m", b"1")], [("r", b"2")]]
+    assert all(m.headers().read_only for m in mixed)

@@ -307,6 +307,8 @@ def test_tagged_fields_are_count_then_ascending_tag_size_data() -> None:
         ("01 00 05 61", "runs past the end", 2),
         ("05 00 00", "count", 0),
         ("01 00 80", "truncated", 2),
+        ("01 80 00", "truncated", 3),  # a two-byte tag leaves no byte for the size
+        ("02 00 01 61 01 80", "truncated", 5),
         ("01 ff ff ff ff 0f 00", "exceeds", 1),
         ("", "truncated", 0),
     ],

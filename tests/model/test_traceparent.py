@@ -15,6 +15,7 @@ from kheaders import (
     parse_traceparent,
     parse_tracestate,
 )
+from kheaders._model import traceparent
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 SPAN = "b7ad6b7169203331"
@@ -56,43 +57,88 @@ def test_higher_version_with_exact_length_is_valid() -> None:
     assert parse_traceparent(f"01-{TRACE}-{SPAN}-09") is not None
 
 
-@pytest.mark.parametrize(
-    "value",
-    [
-        None,
-        "",
-        "garbage",
-        VALID.upper(),
-        f"00-{TRACE.upper()}-{SPAN}-01",
-        f"00-{TRACE}-{SPAN.upper()}-01",
-        f"00-{TRACE}-{SPAN}-0A",
-        f"ff-{TRACE}-{SPAN}-01",
-        f"00-{'0' * 32}-{SPAN}-01",
-        f"00-{TRACE}-{'0' * 16}-01",
-        f"00-{TRACE}-{SPAN}-01-extra",
-        f"00-{TRACE}-{SPAN}-01-",
-        f"00-{TRACE}-{SPAN}-011",
-        f"cc-{TRACE}-{SPAN}-01.extra",
-        f"00-{TRACE[:-1]}-{SPAN}-01",
-        f"00-{TRACE}0-{SPAN}-01",
-        f"00-{TRACE}-{SPAN[:-1]}-01",
-        f"00-{TRACE}-{SPAN}-1",
-        f"0-{TRACE}-{SPAN}-01",
-        f"00_{TRACE}_{SPAN}_01",
-        f"00-{TRACE}-{SPAN}_01",
-        f"0g-{TRACE}-{SPAN}-01",
-        f"00-{TRACE[:-1]}g-{SPAN}-01",
-        f"00-{TRACE}-{SPAN[:-1]}x-01",
-        f"00-{TRACE}-{SPAN}-0x",
-        f"00-{TRACE[:10]}-{TRACE[10:]}-{SPAN}-01",
-        f"00-{TRACE}-{SPAN}-01\x00",
-        "00-" + "é" * 32 + f"-{SPAN}-01",
-        (VALID + " ").encode() + b"\xff",
-        b"\xff" * 55,
-    ],
-)
+INVALID: list[bytes | str | None] = [
+    None,
+    "",
+    "garbage",
+    VALID.upper(),
+    f"00-{TRACE.upper()}-{SPAN}-01",
+    f"00-{TRACE}-{SPAN.upper()}-01",
+    f"00-{TRACE}-{SPAN}-0A",
+    f"ff-{TRACE}-{SPAN}-01",
+    f"00-{'0' * 32}-{SPAN}-01",
+    f"00-{TRACE}-{'0' * 16}-01",
+    f"00-{TRACE}-{SPAN}-01-extra",
+    f"00-{TRACE}-{SPAN}-01-",
+    f"00-{TRACE}-{SPAN}-011",
+    f"cc-{TRACE}-{SPAN}-01.extra",
+    f"00-{TRACE[:-1]}-{SPAN}-01",
+    f"00-{TRACE}0-{SPAN}-01",
+    f"00-{TRACE}-{SPAN[:-1]}-01",
+    f"00-{TRACE}-{SPAN}-1",
+    f"0-{TRACE}-{SPAN}-01",
+    f"00_{TRACE}_{SPAN}_01",
+    f"00-{TRACE}-{SPAN}_01",
+    f"0g-{TRACE}-{SPAN}-01",
+    f"00-{TRACE[:-1]}g-{SPAN}-01",
+    f"00-{TRACE}-{SPAN[:-1]}x-01",
+    f"00-{TRACE}-{SPAN}-0x",
+    f"00-{TRACE[:10]}-{TRACE[10:]}-{SPAN}-01",
+    f"00-{TRACE}-{SPAN}-01\x00",
+    "00-" + "é" * 32 + f"-{SPAN}-01",
+    (VALID + " ").encode() + b"\xff",
+    b"\xff" * 55,
+]
+"""Invalid ``traceparent`` values (str ones are tried as UTF-8 bytes too)."""
+
+
+@pytest.mark.parametrize("value", INVALID)
 def test_invalid_traceparent_gives_none(value: bytes | str | None) -> None:
     assert parse_traceparent(value) is None
+    if isinstance(value, str):  # as received: bytes (the 55-byte ones take the fast path)
+        assert parse_traceparent(value.encode()) is None
+        assert parse_traceparent(value.encode()) is None  # and again: nothing was cached
+
+
+_HEXISH = "0123456789abcdefABF-xg \t\x00\u00e9"
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 54), st.sampled_from(_HEXISH)), max_size=3),
+    st.sampled_from([VALID, f"ff-{TRACE}-{SPAN}-01", f"cc-{TRACE}-{SPAN}-00"]),
+)
+def test_the_55_byte_fast_path_is_exactly_as_strict_as_the_text_path(
+    edits: list[tuple[int, str]], base: str
+) -> None:
+    """Any value near a valid one, as bytes (fast path, cache) and as text (regex path)."""
+    chars = list(base)
+    for i, c in edits:
+        chars[i] = c
+    text = "".join(chars)
+    data = text.encode()
+    expected = parse_traceparent(text)
+    assert parse_traceparent(data) == expected
+    assert parse_traceparent(data) == expected  # a second time: from the cache when valid
+    assert extract_trace_parent(Headers([("traceparent", data)])) == expected
+
+
+def test_repeated_values_are_parsed_once_and_the_cache_stays_bounded() -> None:
+    first = parse_traceparent(VALID.encode())
+    assert first is not None
+    assert parse_traceparent(VALID.encode()) is first  # equal bytes, another object: a hit
+    assert extract_trace_parent(Headers([("traceparent", VALID.encode())])) is first
+    for i in range(1, 3 * traceparent._CACHE_SIZE):
+        tp = parse_traceparent(b"00-%032x-%016x-01" % (i, i))
+        assert tp is not None
+        assert (tp.trace_id, tp.parent_id) == (i, i)
+        assert len(traceparent._cache) <= traceparent._CACHE_SIZE
+
+
+def test_invalid_values_are_never_remembered() -> None:
+    bad = [f"ff-{TRACE}-{SPAN}-01", f"00-{'0' * 32}-{SPAN}-01", VALID.upper()]
+    for value in bad:
+        assert parse_traceparent(value.encode()) is None
+        assert value.encode() not in traceparent._cache
 
 
 @given(st.one_of(st.binary(max_size=80), st.text(max_size=80)))
