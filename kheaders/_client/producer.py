@@ -8,11 +8,12 @@ re-raised to the caller).
 
 There is one ``produce``. A record that no interceptor or serializer needs to see skips
 building a :class:`ProducerRecord`: its headers are checked (the same rules, see
-:mod:`kheaders._client.outgoing`) and handed to librdkafka. A header list equal to the last
-one that passed the checks is not checked again (one C-level comparison), so the usual
-"same headers on every record" costs nothing per record. A delivery callback keeps such a
-record on that path: its report is one small object carrying a snapshot of the headers
-(:mod:`kheaders._client.delivery`), and none at all for a record without headers.
+:mod:`kheaders._client.outgoing`) and handed to librdkafka. A header list holding the very
+pair objects of the last one that passed the checks is not checked again (an identity
+comparison per pair), so the usual "same headers on every record" costs next to nothing.
+A delivery callback keeps such a record on that path: its report is one small object
+carrying a snapshot of the headers (:mod:`kheaders._client.delivery`), and none at all
+for a record without headers.
 
 A producer whose interceptors only acknowledge (``on_acknowledgement``, no ``on_send``, no
 serializers) takes the same path: its report is one small object over the same snapshot,
@@ -25,6 +26,7 @@ metadata's ``latency`` (librdkafka measures the rest).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from operator import is_
 from time import perf_counter
 from types import MethodType
 from typing import Any
@@ -59,6 +61,23 @@ _REPORTS_KEPT = 8
 """Distinct delivery callbacks whose report functions a producer keeps (then starts again)."""
 _NOTHING_CHECKED: list[Any] = [object()]
 """Equal to no header list: the memo of the last header list that passed the checks, at first."""
+
+
+def _vouched(headers: object, fits: list[Any]) -> bool:
+    """True when ``headers`` holds the very pair objects of ``fits``, the last list that
+    passed the checks, so it needs no checking again.
+
+    Identity, not equality: a tuple is immutable, so the same tuple objects mean the same
+    exact ``str`` keys and ``bytes`` values that were checked, while an equal pair may hold
+    a ``str`` subclass key (librdkafka would send ``str()`` of it, which can be other text,
+    or crash on a lone surrogate) or a ``bytearray`` value. Costs about 0.2 µs for three
+    headers against 0.03 µs for ``==``; correctness decides.
+    """
+    return (
+        type(headers) is list
+        and len(headers) == len(fits)
+        and all(map(is_, headers, fits))
+    )
 
 
 class Producer(ClientWrapper, client=confluent_kafka.Producer):
@@ -206,9 +225,9 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         if self._lean:
             # nobody sees this record before librdkafka: only its headers are checked
             sent: Any = headers
-            if headers is not None and (type(headers) is not list or headers != self._fits):
+            if headers is not None and not _vouched(headers, self._fits):
                 if type(headers) is list and plain_list(headers, self._limits):
-                    self._fits = headers.copy()  # the next record with equal headers: no check
+                    self._fits = headers.copy()  # the next record with these pairs: no check
                     sent = headers or None
                 else:
                     sent = self._checked(headers)
@@ -276,7 +295,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         """
         start = perf_counter()
         sent: Any = headers
-        if headers is not None and (type(headers) is not list or headers != self._fits):
+        if headers is not None and not _vouched(headers, self._fits):
             try:
                 if type(headers) is list and plain_list(headers, self._limits):
                     self._fits = headers.copy()  # as in produce()
@@ -297,7 +316,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             return self._raw_produce(topic, value, key, partition, kept, None, timestamp, sent)
         except TypeError as exc:
             if sent is headers and type(headers) is list and headers:
-                # the memo vouched for a list librdkafka refuses: checked properly this time
+                # librdkafka refused a list that passed the plain checks: the full checks name why
                 self._fits = _NOTHING_CHECKED
                 return self._produce_record(topic, value, key, partition, cb, timestamp, headers)
             error = unsendable(topic, key, value, exc)
@@ -385,7 +404,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             )
             return self._send(record, None, None, carrier)
         sent: Any = headers
-        if headers is not None and (type(headers) is not list or headers != self._fits):
+        if headers is not None and not _vouched(headers, self._fits):
             if type(headers) is list and plain_list(headers, self._limits):  # as in produce()
                 self._fits = headers.copy()
                 sent = headers or None
@@ -412,8 +431,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         cb: DeliveryCallback | None = None,
         carrier: Carrier | None = None,
     ) -> None:
-        """librdkafka refused a header list equal to the last one that passed the checks:
-        equality vouched for it (a ``bytearray`` value equals ``bytes``); check it properly.
+        """librdkafka refused a record whose header list passed the plain checks: check the
+        headers the full way (which names a header at fault), then let librdkafka say again.
 
         Raises as :meth:`produce`.
         """
@@ -438,7 +457,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         if type(headers) is list and plain_list(headers, self._limits):
             if not headers:
                 return None
-            self._fits = headers.copy()  # the next record with equal headers skips the check
+            self._fits = headers.copy()  # the next record with these pairs skips the check
             return headers
         return closed(writable(headers), self._limits) or None
 

@@ -145,3 +145,29 @@ def test_a_str_enum_key_goes_out_as_its_text(bootstrap: str, topic: str) -> None
             break
     consumer.close()
     assert got == {b"known": [("trace", b"1")], b"enum": [("trace", b"2")]}
+
+
+class Spoof(str):
+    """Equal to its text, but ``str()`` of it is other text: what librdkafka would send."""
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        return "spoofed"
+
+
+@pytest.mark.parametrize("path", ["lean", "callback", "acknowledging"])
+def test_an_equal_list_with_a_str_subclass_key_is_checked_not_vouched_for(path: str) -> None:
+    class Ack:
+        def on_acknowledgement(self, metadata: object, exception: object) -> None:
+            pass
+
+    p = Producer(UNREACHABLE, interceptors=[Ack()] if path == "acknowledging" else ())
+    sent: list[Any] = []
+    p._raw_produce = lambda *args: sent.append(args[-1])
+    extra: dict[str, Any] = {"on_delivery": lambda err, msg: None} if path == "callback" else {}
+    p.produce("t", b"v", headers=[("trace", b"1")], **extra)  # remembered as checked
+    p.produce("t", b"v", headers=[(Spoof("trace"), b"1")], **extra)  # equal, not the same pair
+    assert [type(k) for k, _ in sent[-1]] == [str]
+    assert [str(k) for k, _ in sent[-1]] == ["trace"]
+    p.close(timeout=0)
