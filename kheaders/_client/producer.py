@@ -73,11 +73,7 @@ def _vouched(headers: object, fits: list[Any]) -> bool:
     or crash on a lone surrogate) or a ``bytearray`` value. Costs about 0.2 µs for three
     headers against 0.03 µs for ``==``; correctness decides.
     """
-    return (
-        type(headers) is list
-        and len(headers) == len(fits)
-        and all(map(is_, headers, fits))
-    )
+    return type(headers) is list and len(headers) == len(fits) and all(map(is_, headers, fits))
 
 
 class Producer(ClientWrapper, client=confluent_kafka.Producer):
