@@ -30,7 +30,7 @@ import confluent_kafka
 
 from bench._consume import fill
 from bench._model import Contender, Env, Group, PeakRss, Sample, Target
-from bench._produce import Produce, _retry, _run_producer, loop_fixed
+from bench._produce import Produce, _retry, _run_producer_cpu, loop_fixed
 from bench._workload import Workload, workload
 
 BATCH = 1000
@@ -54,9 +54,13 @@ def _aiokafka() -> Any:
     return aiokafka
 
 
-async def _await_batches(send: Callable[..., Awaitable[Any]], topic: str, w: Workload) -> None:
+async def _timed_batches(
+    send: Callable[..., Awaitable[Any]], topic: str, w: Workload
+) -> tuple[float, float]:
     """Send every record; with ``WINDOW`` records outstanding, await the oldest ``BATCH``
-    deliveries (all must succeed), then the rest at the end."""
+    deliveries (all must succeed), then the rest at the end. Returns the (wall, CPU)
+    seconds it took."""
+    t0, c0 = time.perf_counter(), time.process_time()
     futures: deque[Any] = deque()
     for k, v, h in zip(w.keys, w.values, w.headers, strict=True):
         futures.append(await send(topic, v, k, h))
@@ -65,6 +69,7 @@ async def _await_batches(send: Callable[..., Awaitable[Any]], topic: str, w: Wor
                 await futures.popleft()
     for fut in futures:
         await fut
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 Timed = Callable[[str, Workload], Awaitable[tuple[float, float]]]
@@ -96,21 +101,6 @@ def _timed_async(env: Env, n: int, run: Timed) -> Sample:
     return _sample(n, *box["t"], mem)
 
 
-def _sync_cpu(env: Env, make: Callable[[], Any], loop: Any, n: int) -> Sample:
-    """``_run_producer`` (produce loop + flush) with ``cpu_us`` like the async samples."""
-    cpu = [0.0]
-
-    def around(body: Callable[[], None]) -> None:
-        start = time.process_time()
-        body()
-        cpu[0] = time.process_time() - start
-
-    def after(sample: Sample) -> None:
-        sample.extra["cpu_us"] = cpu[0] / n * 1e6
-
-    return _run_producer(env, make, loop, n, around=around, after=after)
-
-
 def aio_produce_group(env: Env) -> Group:
     """Targets: kheaders.aio >= 0.8x the sync Producer, >= 3x aiokafka, >= 1.0x confluent aio."""
     cfg = env.producer_config()
@@ -140,7 +130,7 @@ def aio_produce_group(env: Env) -> Group:
                         on_delivery=on_delivery,
                     )
 
-        sample = _sync_cpu(env, make, loop, n)
+        sample = _run_producer_cpu(env, make, loop, n)
         if delivered[0] != n:
             raise RuntimeError(f"{n - delivered[0]} records not reported delivered")
         return sample
@@ -156,7 +146,7 @@ def aio_produce_group(env: Env) -> Group:
     def sync_plain(n: int) -> Sample:
         from kheaders import Producer
 
-        return _sync_cpu(env, lambda: Producer(cfg), loop_fixed, n)
+        return _run_producer_cpu(env, lambda: Producer(cfg), loop_fixed, n)
 
     def kh_aio(n: int) -> Sample:
         from kheaders.aio import AIOProducer
@@ -167,11 +157,9 @@ def aio_produce_group(env: Env) -> Group:
             async def send(topic: str, v: bytes, k: bytes, h: Any) -> Any:
                 return await producer.produce(topic, v, k, headers=h)
 
-            t0, c0 = time.perf_counter(), time.process_time()
-            await _await_batches(send, topic, w)
-            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+            timed = await _timed_batches(send, topic, w)
             await producer.close()
-            return seconds, cpu
+            return timed
 
         return _timed_async(env, n, run)
 
@@ -184,11 +172,9 @@ def aio_produce_group(env: Env) -> Group:
             async def send(topic: str, v: bytes, k: bytes, _h: Any) -> Any:
                 return await producer.produce(topic, v, k)  # headers: NotImplementedError
 
-            t0, c0 = time.perf_counter(), time.process_time()
-            await _await_batches(send, topic, w)
-            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+            timed = await _timed_batches(send, topic, w)
             await producer.close()
-            return seconds, cpu
+            return timed
 
         return _timed_async(env, n, run)
 
@@ -202,11 +188,9 @@ def aio_produce_group(env: Env) -> Group:
             async def send(topic: str, v: bytes, k: bytes, h: Any) -> Any:
                 return await producer.send(topic, value=v, key=k, headers=h)
 
-            t0, c0 = time.perf_counter(), time.process_time()
-            await _await_batches(send, topic, w)
-            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+            timed = await _timed_batches(send, topic, w)
             await producer.stop()
-            return seconds, cpu
+            return timed
 
         return _timed_async(env, n, run)
 

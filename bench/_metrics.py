@@ -23,7 +23,6 @@ per record.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -38,7 +37,7 @@ from opentelemetry.sdk.metrics.export import (
 )
 
 from bench._model import Contender, Env, Group, Sample, Target
-from bench._produce import Produce, _retry, _run_producer, loop_fixed
+from bench._produce import Produce, _retry, _run_producer_cpu, loop_fixed
 from bench._workload import Workload
 
 SENT = "messaging.client.sent.messages"
@@ -109,22 +108,7 @@ def _contenders(
     def run(
         make: Callable[[], Any], n: int, check: Callable[[Sample], None] | None = None
     ) -> Sample:
-        """``_run_producer`` with the process CPU time of the timed section per record as
-        ``cpu_us`` (all threads, librdkafka's included): steadier than wall time on a busy
-        machine, where a synchronous send mostly waits to be scheduled."""
-        cpu = [0.0]
-
-        def around(body: Callable[[], None]) -> None:
-            start = time.process_time()
-            body()
-            cpu[0] = time.process_time() - start
-
-        def after(sample: Sample) -> None:
-            sample.extra["cpu_us"] = cpu[0] / n * 1e6
-            if check is not None:
-                check(sample)
-
-        return _run_producer(env, make, loop, n, around=around, after=after)
+        return _run_producer_cpu(env, make, loop, n, check)
 
     def plain(n: int) -> Sample:
         return run(lambda: Producer(cfg), n)
