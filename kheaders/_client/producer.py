@@ -102,6 +102,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         "_ack",
         "_acking",
         "_acks",
+        "_carry",
         "_chain",
         "_closed",
         "_default_cb",
@@ -109,6 +110,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         "_key_ser",
         "_lean",
         "_limits",
+        "_park",
         "_producer",
         "_raw_produce",
         "_reports",
@@ -162,6 +164,12 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
 
     _producer: confluent_kafka.Producer
     _raw_produce: RawProduce
+    _carry: RawProduce
+    """What :meth:`_produce_carried` hands a lean record to: ``_raw_produce``, or for
+    kheaders.aio confluent's C ``produce`` itself (its caller keeps the order of parked records)."""
+    _park: RawProduce | None
+    """Where :meth:`_produce_carried` puts a record librdkafka's full queue refused (its 8
+    arguments, as for ``_raw_produce``); ``None``: BufferError is raised, as confluent does."""
     _limits: HeaderLimits | None
     _fits: list[Any]
 
@@ -177,6 +185,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         self._producer = raw
         self._limits = limits
         self._raw_produce = raw_produce(raw, type(raw) is type(self)._client_class)
+        self._carry = self._raw_produce
+        self._park = None
         self._chain = chain
         # bound once: a bound method made per record would be one more object in flight
         self._ack = chain.acknowledge if chain.on_acknowledgement else None
@@ -408,7 +418,11 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 sent = self._checked(headers)
         carrier.sent = tuple(sent) if type(sent) is list else _kept(sent)  # list: inlined
         try:
-            return self._raw_produce(topic, value, key, partition, carrier, None, timestamp, sent)
+            return self._carry(topic, value, key, partition, carrier, None, timestamp, sent)
+        except BufferError:
+            if self._park is None:
+                raise
+            return self._park(topic, value, key, partition, carrier, None, timestamp, sent)
         except TypeError as exc:
             if sent is headers and type(headers) is list and headers:
                 return self._memo_refused(
