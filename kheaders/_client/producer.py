@@ -59,13 +59,13 @@ _log = get_logger("kheaders.producer")
 
 _REPORTS_KEPT = 8
 """Distinct delivery callbacks whose report functions a producer keeps (then starts again)."""
-_NOTHING_CHECKED: list[Any] = [object()]
-"""Equal to no header list: the memo of the last header list that passed the checks, at first."""
+_NOTHING_CHECKED: tuple[Any, ...] = (object(),)
+"""Holds no header pair: the memo of the last header list that passed the checks, at first."""
 
 
-def _vouched(headers: object, fits: list[Any]) -> bool:
-    """True when ``headers`` holds the very pair objects of ``fits``, the last list that
-    passed the checks, so it needs no checking again.
+def _vouched(headers: object, fits: tuple[Any, ...]) -> bool:
+    """True when ``headers`` holds the very pair objects of ``fits`` (those of the last list
+    that passed the checks), so it needs no checking again.
 
     Identity, not equality: a tuple is immutable, so the same tuple objects mean the same
     exact ``str`` keys and ``bytes`` values that were checked, while an equal pair may hold
@@ -171,7 +171,10 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     """Where :meth:`_produce_carried` puts a record librdkafka's full queue refused (its 8
     arguments, as for ``_raw_produce``); ``None``: BufferError is raised, as confluent does."""
     _limits: HeaderLimits | None
-    _fits: list[Any]
+    _fits: tuple[Any, ...]
+    """The pairs of the last header list that passed the checks, as a tuple: the memo
+    :func:`_vouched` compares with. A list that just passed (vouched for, or memoized) holds
+    these very pairs, so the memo is also the snapshot its report keeps: none is made."""
 
     def _setup(  # noqa: PLR0917 - the producer's parts, set once
         self,
@@ -233,7 +236,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             sent: Any = headers
             if headers is not None and not _vouched(headers, self._fits):
                 if type(headers) is list and plain_list(headers, self._limits):
-                    self._fits = headers.copy()  # the next record with these pairs: no check
+                    self._fits = tuple(headers)  # the next record with these pairs: no check
                     sent = headers or None
                 else:
                     sent = self._checked(headers)
@@ -304,7 +307,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         if headers is not None and not _vouched(headers, self._fits):
             try:
                 if type(headers) is list and plain_list(headers, self._limits):
-                    self._fits = headers.copy()  # as in produce()
+                    self._fits = tuple(headers)  # as in produce()
                     sent = headers or None
                 else:
                     sent = self._checked(headers)
@@ -317,7 +320,10 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 acks.clear()
             report_of = acknowledging(self._ack, cb)  # type: ignore[arg-type]  # set: _acking
             known = acks[cb] = (report_of, MethodType(report_of, EMPTY))
-        kept = known[1] if sent is None else MethodType(known[0], _kept(sent))
+        if sent is None:
+            kept = known[1]
+        else:  # a list that passed: the memo is its snapshot (see _fits)
+            kept = MethodType(known[0], self._fits if type(sent) is list else _kept(sent))
         try:
             return self._raw_produce(topic, value, key, partition, kept, None, timestamp, sent)
         except TypeError as exc:
@@ -360,7 +366,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             known = reports[cb] = (deliver, MethodType(deliver, EMPTY))
         if sent is None:
             return known[1]
-        return MethodType(known[0], tuple(sent) if type(sent) is list else _kept(sent))
+        # a list that passed: the memo is its snapshot (see _fits)
+        return MethodType(known[0], self._fits if type(sent) is list else _kept(sent))
 
     def _report(
         self,
@@ -412,11 +419,11 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         sent: Any = headers
         if headers is not None and not _vouched(headers, self._fits):
             if type(headers) is list and plain_list(headers, self._limits):  # as in produce()
-                self._fits = headers.copy()
+                self._fits = tuple(headers)
                 sent = headers or None
             else:
                 sent = self._checked(headers)
-        carrier.sent = tuple(sent) if type(sent) is list else _kept(sent)  # list: inlined
+        carrier.sent = self._fits if type(sent) is list else _kept(sent)  # as in _delivered
         try:
             return self._carry(topic, value, key, partition, carrier, None, timestamp, sent)
         except BufferError:
@@ -467,7 +474,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         if type(headers) is list and plain_list(headers, self._limits):
             if not headers:
                 return None
-            self._fits = headers.copy()  # the next record with these pairs skips the check
+            self._fits = tuple(headers)  # the next record with these pairs skips the check
             return headers
         return closed(writable(headers), self._limits) or None
 
