@@ -15,7 +15,8 @@ from pyspark.sql.types import TimestampNTZType, TimestampType
 
 from kheaders._errors import ConfigurationError
 from kheaders.compaction._rules import CompactionRules
-from kheaders.spark._functions import _varlong_of, header_last
+from kheaders.spark._functions import header_last
+from kheaders.spark._varlong import varlong_parts
 
 _REQUIRED = ("key", "value", "partition", "offset", "timestamp")
 _W = "__kheaders_winner"
@@ -52,11 +53,10 @@ def _version_columns(raw: Column, rules: CompactionRules) -> list[Column]:
         nonneg = sf.when(has, raw < sf.lit(bytearray(b"\x80"))).otherwise(sf.lit(False))
         bits = sf.when(has, raw).otherwise(sf.lit(bytearray()))
         return [has.alias(_HAS), nonneg.alias(_NONNEG), bits.alias(_BITS)]
-    decoded = _varlong_of(raw)
-    return [
-        decoded.isNotNull().alias(_HAS),
-        sf.coalesce(decoded, sf.lit(0).cast("bigint")).alias(_VER),
-    ]
+    decoded, well_formed = varlong_parts(raw)
+    has = sf.coalesce(well_formed, sf.lit(False))
+    # 0 for every record without a version (so its offset decides), branch-free: a mask.
+    return [has.alias(_HAS), decoded.bitwiseAND(-has.cast("bigint")).alias(_VER)]
 
 
 def _staged(df: DataFrame, rules: CompactionRules) -> tuple[DataFrame, Column, Column]:

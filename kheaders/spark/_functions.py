@@ -15,6 +15,8 @@ from __future__ import annotations
 from pyspark.sql import Column
 from pyspark.sql import functions as sf
 
+from kheaders.spark._varlong import varlong_of
+
 ColumnOrName = Column | str
 """A Column, or the name of one."""
 
@@ -106,39 +108,12 @@ def header_long(headers: ColumnOrName, key: Column | str) -> Column:
     return _long_of(header_last(headers, key))
 
 
-def _byte_at(hexed: Column, i: int) -> Column:
-    return sf.conv(sf.substring(hexed, i * 2 + 1, 2), 16, 10).cast("bigint")
-
-
-def _varlong_of(value: Column) -> Column:
-    """A whole value holding exactly one zigzag varlong (1-10 bytes), or NULL when malformed.
-
-    Malformed: empty, longer than 10 bytes, a continuation bit on the last byte or missing
-    on an earlier one, or a 10th byte above 1 (more than 64 bits). Non-minimal encodings
-    decode, as in :func:`kheaders.read_varlong`. Unrolled over the 10 possible bytes.
-    """
-    n = sf.octet_length(value)
-    hexed = sf.hex(value)
-    well_formed = n.between(1, 10)
-    raw = sf.lit(0).cast("bigint")
-    for i in range(10):
-        byte = _byte_at(hexed, i)
-        more = byte >= 128
-        # byte i exists iff i < n; it must carry the continuation bit iff it is not the last.
-        well_formed = well_formed & ((n <= i) | (more == (n > i + 1)))
-        low = sf.shiftleft(byte.bitwiseAND(127), 7 * i)
-        raw = raw.bitwiseOR(sf.when(n > i, low).otherwise(sf.lit(0).cast("bigint")))
-    well_formed = well_formed & ((n < 10) | (_byte_at(hexed, 9) <= 1))
-    decoded = sf.shiftrightunsigned(raw, 1).bitwiseXOR(-raw.bitwiseAND(1))
-    return sf.when(well_formed, decoded).otherwise(sf.lit(None).cast("bigint"))
-
-
 def header_varlong(headers: ColumnOrName, key: Column | str) -> Column:
     """The last value of ``key`` as one zigzag varlong (KIP-280's broker patch); NULL if bad.
 
     Like ``headers.last_value(key, kheaders.values.VARLONG)``, with NULL where that raises.
     """
-    return _varlong_of(header_last(headers, key))
+    return varlong_of(header_last(headers, key))
 
 
 def _traceparent_part(headers: ColumnOrName, group: int) -> Column:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kheaders.spark._functions import _TRACEPARENT, _ZERO_SPAN_ID, _ZERO_TRACE_ID
+from kheaders.spark._varlong import varlong_sql
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -21,24 +22,6 @@ _EMPTY = f"CAST(array() AS {_H})"
 _LAST = (  # as header_last: no lambda, so Spark compiles it; get() is NULL out of range
     "get(h, CAST(size(h) - array_position(reverse(h.key), k) AS INT)).value"
 )
-
-
-def _varlong(v: str) -> str:
-    """SQL of one zigzag varlong filling the whole binary ``v``, NULL when malformed."""
-    n, hexed = f"octet_length({v})", f"hex({v})"
-
-    def byte(i: int) -> str:
-        return f"CAST(conv(substring({hexed}, {i * 2 + 1}, 2), 16, 10) AS BIGINT)"
-
-    checks = [f"{n} BETWEEN 1 AND 10"]
-    parts = []
-    for i in range(10):
-        checks.append(f"({n} <= {i} OR (({byte(i)} >= 128) = ({n} > {i + 1})))")
-        parts.append(f"CASE WHEN {n} > {i} THEN shiftleft({byte(i)} & 127, {7 * i}) ELSE 0L END")
-    checks.append(f"({n} < 10 OR {byte(9)} <= 1)")
-    raw = " | ".join(parts)
-    decoded = f"(shiftrightunsigned({raw}, 1) ^ -(({raw}) & 1))"
-    return f"CASE WHEN {' AND '.join(checks)} THEN {decoded} END"
 
 
 def _traceparent(group: int) -> str:
@@ -91,7 +74,7 @@ FUNCTIONS: dict[str, tuple[str, str, str]] = {
         "BIGINT",
         f"CASE WHEN octet_length({_LAST}) = 8 THEN CAST(conv(hex({_LAST}), 16, -10) AS BIGINT) END",
     ),
-    "header_varlong": (f"h {_H}, k STRING", "BIGINT", _varlong(_LAST)),
+    "header_varlong": (f"h {_H}, k STRING", "BIGINT", varlong_sql(_LAST)),
     "trace_id": (f"h {_H}", "STRING", _traceparent(2)),
     "parent_span_id": (f"h {_H}", "STRING", _traceparent(3)),
     "with_header": (

@@ -28,16 +28,22 @@ from kheaders.spark import (
     register,
 )
 from kheaders.spark._cluster import _CHECKED, check_workers
+from kheaders.wire import write_varlong
 
 BAD_PYTHON = "/usr/bin/python3"  # a system interpreter without confluent-kafka
 RECORDS = 200  # first round, over 2 partitions
 KEYS = 37
 
 
+def _headers(i: int, n: bytes) -> list[tuple[str, bytes]]:
+    """Record ``i``'s headers: an 8-byte version, its number, a zigzag varlong ``-i``."""
+    return [("version", (i % 1000).to_bytes(8, "big")), ("n", n), ("vl", write_varlong(-i))]
+
+
 def _produce(bootstrap: str, topic: str, first: int, count: int) -> None:
     producer = Producer({"bootstrap.servers": bootstrap, "partitioner": "murmur2_random"})
     for i in range(first, first + count):
-        headers = [("version", (i % 1000).to_bytes(8, "big")), ("n", str(i).encode())]
+        headers = _headers(i, str(i).encode())
         producer.produce(topic, str(i).encode(), f"k{i % KEYS}".encode(), headers=headers)
     assert producer.flush(30) == 0
 
@@ -145,8 +151,7 @@ def cluster(bootstrap: str, work: Path) -> dict[str, object]:
         found["read"] = len(rows)
         found["read_tasks"] = df.rdd.getNumPartitions()
         found["read_exact"] = all(
-            [(h.key, bytes(h.value)) for h in r.headers]
-            == [("version", (int(r.value) % 1000).to_bytes(8, "big")), ("n", bytes(r.value))]
+            [(h.key, bytes(h.value)) for h in r.headers] == _headers(int(r.value), bytes(r.value))
             and bytes(r.key) == f"k{int(r.value) % KEYS}".encode()
             for r in rows
         )
@@ -160,9 +165,7 @@ def cluster(bootstrap: str, work: Path) -> dict[str, object]:
         copied = _consume(bootstrap, copy, 2, RECORDS)
         found["written"] = len(copied)
         found["written_distinct"] = len({v for _, v, _ in copied})
-        found["written_headers_ok"] = all(
-            h == [("version", (int(v) % 1000).to_bytes(8, "big")), ("n", v)] for _, v, h in copied
-        )
+        found["written_headers_ok"] = all(h == _headers(int(v), v) for _, v, h in copied)
 
         # compact: the highest version per key (versions are i % 1000, i < 1000: the last i)
         winners = compact(df, "header", "version").select("key", "value").collect()
@@ -170,6 +173,10 @@ def cluster(bootstrap: str, work: Path) -> dict[str, object]:
             f"k{k}".encode(): max(i for i in range(RECORDS) if i % KEYS == k) for k in range(KEYS)
         }
         found["compact_ok"] = {bytes(r.key): int(r.value) for r in winners} == expected
+        # ... and by the varlong "vl" = -i, decoded on the executors: the FIRST record wins
+        winners = compact(df, "header", "vl", "varlong").select("key", "value").collect()
+        first_of = {f"k{k}".encode(): k for k in range(KEYS)}
+        found["compact_varlong_ok"] = {bytes(r.key): int(r.value) for r in winners} == first_of
         lap("compact")
 
         # streaming: a run, more records, a restart from the checkpoint: each record once

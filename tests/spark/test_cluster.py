@@ -55,6 +55,7 @@ def test_read_write_compact_and_stream_restart_with_executors_in_their_own_jvms(
     assert (found["written"], found["written_distinct"]) == (200, 200)
     assert found["written_headers_ok"] is True
     assert found["compact_ok"] is True
+    assert found["compact_varlong_ok"] is True
     # the restart reads only the new records: each record exactly once over both runs
     assert found["streamed"] == [200, 100, 300]
     if _lacks_confluent_kafka("/usr/bin/python3"):
