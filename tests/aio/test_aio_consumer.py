@@ -116,16 +116,21 @@ async def test_cancelled_poll_raises_at_once_and_the_consumer_stays_usable(
     await consumer.close()
 
 
+@pytest.mark.parametrize("where", ["loop", "worker"])
 async def test_reads_cancelled_at_random_moments_lose_and_repeat_nothing(
-    producer: AIOProducer, topic: str, open_consumer: OpenConsumer
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer, where: str
 ) -> None:
+    """Reads on the loop thread, and (with an ``error_cb``) every read on the worker."""
     count = 3000
     await _produce(producer, topic, [b"%05d" % i for i in range(count)])
-    consumer = await open_consumer(topic)
+    config = {} if where == "loop" else {"error_cb": lambda err: None}
+    consumer = await open_consumer(topic, config=config)
     rng = random.Random(5)
     got: list[bytes] = []
     cancelled = 0
+    deadline = time.monotonic() + 60  # a lost record would make this wait forever
     while len(got) < count:
+        assert time.monotonic() < deadline, f"read {len(got)} of {count}"
         task = asyncio.create_task(consumer.consume(rng.randrange(1, 200), 1))
         await asyncio.sleep(rng.choice([0, 0, 0.0005, 0.002]))
         if task.cancel():
