@@ -59,13 +59,13 @@ _log = get_logger("kheaders.producer")
 
 _REPORTS_KEPT = 8
 """Distinct delivery callbacks whose report functions a producer keeps (then starts again)."""
-_NOTHING_CHECKED: list[Any] = [object()]
-"""Equal to no header list: the memo of the last header list that passed the checks, at first."""
+_NOTHING_CHECKED: tuple[Any, ...] = (object(),)
+"""Holds no header pair: the memo of the last header list that passed the checks, at first."""
 
 
-def _vouched(headers: object, fits: list[Any]) -> bool:
-    """True when ``headers`` holds the very pair objects of ``fits``, the last list that
-    passed the checks, so it needs no checking again.
+def _vouched(headers: object, fits: tuple[Any, ...]) -> bool:
+    """True when ``headers`` holds the very pair objects of ``fits`` (those of the last list
+    that passed the checks), so it needs no checking again.
 
     Identity, not equality: a tuple is immutable, so the same tuple objects mean the same
     exact ``str`` keys and ``bytes`` values that were checked, while an equal pair may hold
@@ -102,6 +102,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         "_ack",
         "_acking",
         "_acks",
+        "_carry",
         "_chain",
         "_closed",
         "_default_cb",
@@ -109,6 +110,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         "_key_ser",
         "_lean",
         "_limits",
+        "_park",
         "_producer",
         "_raw_produce",
         "_reports",
@@ -162,8 +164,17 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
 
     _producer: confluent_kafka.Producer
     _raw_produce: RawProduce
+    _carry: RawProduce
+    """What :meth:`_produce_carried` hands a lean record to: ``_raw_produce``, or for
+    kheaders.aio confluent's C ``produce`` itself (its caller keeps the order of parked records)."""
+    _park: RawProduce | None
+    """Where :meth:`_produce_carried` puts a record librdkafka's full queue refused (its 8
+    arguments, as for ``_raw_produce``); ``None``: BufferError is raised, as confluent does."""
     _limits: HeaderLimits | None
-    _fits: list[Any]
+    _fits: tuple[Any, ...]
+    """The pairs of the last header list that passed the checks, as a tuple: the memo
+    :func:`_vouched` compares with. A list that just passed (vouched for, or memoized) holds
+    these very pairs, so the memo is also the snapshot its report keeps: none is made."""
 
     def _setup(  # noqa: PLR0917 - the producer's parts, set once
         self,
@@ -177,6 +188,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         self._producer = raw
         self._limits = limits
         self._raw_produce = raw_produce(raw, type(raw) is type(self)._client_class)
+        self._carry = self._raw_produce
+        self._park = None
         self._chain = chain
         # bound once: a bound method made per record would be one more object in flight
         self._ack = chain.acknowledge if chain.on_acknowledgement else None
@@ -223,7 +236,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             sent: Any = headers
             if headers is not None and not _vouched(headers, self._fits):
                 if type(headers) is list and plain_list(headers, self._limits):
-                    self._fits = headers.copy()  # the next record with these pairs: no check
+                    self._fits = tuple(headers)  # the next record with these pairs: no check
                     sent = headers or None
                 else:
                     sent = self._checked(headers)
@@ -294,7 +307,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         if headers is not None and not _vouched(headers, self._fits):
             try:
                 if type(headers) is list and plain_list(headers, self._limits):
-                    self._fits = headers.copy()  # as in produce()
+                    self._fits = tuple(headers)  # as in produce()
                     sent = headers or None
                 else:
                     sent = self._checked(headers)
@@ -307,7 +320,10 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 acks.clear()
             report_of = acknowledging(self._ack, cb)  # type: ignore[arg-type]  # set: _acking
             known = acks[cb] = (report_of, MethodType(report_of, EMPTY))
-        kept = known[1] if sent is None else MethodType(known[0], _kept(sent))
+        if sent is None:
+            kept = known[1]
+        else:  # a list that passed: the memo is its snapshot (see _fits)
+            kept = MethodType(known[0], self._fits if type(sent) is list else _kept(sent))
         try:
             return self._raw_produce(topic, value, key, partition, kept, None, timestamp, sent)
         except TypeError as exc:
@@ -350,7 +366,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             known = reports[cb] = (deliver, MethodType(deliver, EMPTY))
         if sent is None:
             return known[1]
-        return MethodType(known[0], tuple(sent) if type(sent) is list else _kept(sent))
+        # a list that passed: the memo is its snapshot (see _fits)
+        return MethodType(known[0], self._fits if type(sent) is list else _kept(sent))
 
     def _report(
         self,
@@ -402,13 +419,17 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         sent: Any = headers
         if headers is not None and not _vouched(headers, self._fits):
             if type(headers) is list and plain_list(headers, self._limits):  # as in produce()
-                self._fits = headers.copy()
+                self._fits = tuple(headers)
                 sent = headers or None
             else:
                 sent = self._checked(headers)
-        carrier.sent = tuple(sent) if type(sent) is list else _kept(sent)  # list: inlined
+        carrier.sent = self._fits if type(sent) is list else _kept(sent)  # as in _delivered
         try:
-            return self._raw_produce(topic, value, key, partition, carrier, None, timestamp, sent)
+            return self._carry(topic, value, key, partition, carrier, None, timestamp, sent)
+        except BufferError:
+            if self._park is None:
+                raise
+            return self._park(topic, value, key, partition, carrier, None, timestamp, sent)
         except TypeError as exc:
             if sent is headers and type(headers) is list and headers:
                 return self._memo_refused(
@@ -453,7 +474,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         if type(headers) is list and plain_list(headers, self._limits):
             if not headers:
                 return None
-            self._fits = headers.copy()  # the next record with these pairs skips the check
+            self._fits = tuple(headers)  # the next record with these pairs skips the check
             return headers
         return closed(writable(headers), self._limits) or None
 

@@ -1,9 +1,13 @@
 """AIOConsumer: kheaders' Consumer for asyncio; every wait on librdkafka runs off the loop.
 
-One daemon worker thread per consumer runs the kheaders Consumer's calls in order (its
-deserializers and interceptors included) in slices of at most ``SLICE`` seconds, so a
-cancelled ``await poll(10)`` raises CancelledError at once and its slice ends shortly after.
-What a cancelled slice still returns is kept, in order, for the next read: never lost.
+Records librdkafka already holds are read on the loop thread, in the calling task (a read
+with a zero timeout never waits on the network, and no thread handoff or GIL ping-pong is
+paid for them), when nothing that read could serve needs another thread (see
+:func:`_loop_reads_allowed`). A read that has to wait goes to one daemon worker thread per
+consumer, which runs the kheaders Consumer's calls in order (its deserializers and
+interceptors included) in slices of at most ``SLICE`` seconds, so a cancelled
+``await poll(10)`` raises CancelledError at once and its slice ends shortly after. What a
+cancelled slice still returns is kept, in order, for the next read: never lost.
 
 Records reach the application through ``poll``, ``consume`` and ``async for``; the last
 reads ahead in batches. So that read-ahead never counts as consumed, the consumer stores a
@@ -15,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import contextvars
 import inspect
 import queue
 from collections import deque
@@ -28,6 +34,7 @@ from kheaders._client.consumer import Consumer
 from kheaders._errors import DeserializationError
 from kheaders._log import get_logger
 from kheaders.aio._closing import AsyncClosing
+from kheaders.aio._loopreads import TURN_AFTER, loop_reads_allowed
 from kheaders.aio._threads import SLICE, Worker, wait_ended
 
 _log = get_logger("kheaders.aio.consumer")
@@ -36,7 +43,7 @@ Item = Message | BaseException
 """A record (or error event) read, or the exception a read raised, in reading order."""
 
 ITER_BATCH = 500
-"""Records ``async for`` reads ahead in one call to the worker thread."""
+"""Records ``async for`` reads ahead in one read."""
 CLOSE_TIMEOUT = 30.0
 """Seconds ``close()`` waits for librdkafka to leave the group before giving up on it."""
 
@@ -110,6 +117,14 @@ class AIOConsumer(AsyncClosing):
         self._ahead: deque[Item] = deque()
         self._bad = 0  # failures (exceptions) among the items of _ahead
         self._prefetch: concurrent.futures.Future[tuple[list[Item], int]] | None = None
+        self._prefetched: asyncio.Future[None] | None = None  # lands the prefetch
+        self._reading = 0  # worker reads submitted whose items have not landed yet
+        self._generation = 0  # bumped by seek and close: reads in flight then land nothing
+        self._loop_reads = loop_reads_allowed(conf, self._sync)
+        self._rebalancing = False  # rebalance callbacks given to subscribe
+        self._turned = loop.time()  # when a read last let the loop have a turn
+        self._unstored: list[Message] = []  # handed to the application, offsets not stored
+        self._storing = False  # _store_handed is scheduled
         self._closed = False
         self._closing: asyncio.Task[None] | None = None
         # set while a coroutine rebalance callback runs: the worker takes consumer calls here
@@ -118,8 +133,10 @@ class AIOConsumer(AsyncClosing):
     # -- reading ----------------------------------------------------------------------------
 
     def _fetch(self, num: int, timeout: float) -> tuple[list[Item], int]:
-        """On the worker: one bounded read, in reading order; failures become items.
+        """One bounded read, in reading order; failures become items. On the worker thread,
+        or (``timeout`` 0) on the loop thread.
 
+        Returns as soon as some records are there: a batch waits for its first record only.
         Returns the items and how many of them are failures.
         """
         sync = self._sync
@@ -132,60 +149,129 @@ class AIOConsumer(AsyncClosing):
         items: list[Item] = []
         failures: list[DeserializationError] = []
         try:
-            items.extend(sync.consume(num, timeout))
+            if timeout:  # librdkafka's consume() waits for all num: wait for one, then take
+                items.extend(sync.consume(1, timeout))
+                if items:
+                    items.extend(sync.consume(num - 1, 0))
+            else:
+                items.extend(sync.consume(num, 0))
         except DeserializationError as exc:
             failures.append(exc)
-        while True:  # what the batch kept back is raised first; at most one record more
+        while sync._pending:  # what the batch kept back is raised first, one per call
             try:
-                items.extend(sync.consume(1, 0))
+                sync.consume(1, 0)
             except DeserializationError as exc:
                 failures.append(exc)
-                continue
-            break
         for failure in failures:
             _insert_in_order(items, failure)
         return items, len(failures)
 
-    def _keep(self, cf: concurrent.futures.Future[tuple[list[Item], int]]) -> None:
-        """What a read abandoned by its cancelled caller returned: kept for the next read."""
-        if cf.cancelled():
-            return
-        exc = cf.exception()
-        if exc is not None:
-            self._ahead.append(exc)
-            self._bad += 1
-        else:
-            items, bad = cf.result()
-            self._ahead.extend(items)
-            self._bad += bad
+    def _land(
+        self,
+        cf: concurrent.futures.Future[tuple[list[Item], int]],
+        generation: int,
+        landed: asyncio.Future[None],
+    ) -> None:
+        """On the loop: a worker read's items join the read-ahead queue, in reading order
+        (the worker's reads end, and land, in the order they were submitted), whether or
+        not their caller still waits: a cancelled read loses nothing."""
+        self._reading -= 1
+        if generation == self._generation and not cf.cancelled():
+            exc = cf.exception()
+            if exc is not None:
+                self._ahead.append(exc)
+                self._bad += 1
+            else:
+                items, bad = cf.result()
+                self._ahead.extend(items)
+                self._bad += bad
+        if not landed.done():
+            landed.set_result(None)
+
+    def _submit(
+        self, num: int, timeout: float
+    ) -> tuple[concurrent.futures.Future[tuple[list[Item], int]], asyncio.Future[None]]:
+        """A read on the worker thread; the asyncio future resolves once its items landed."""
+        loop = self._loop
+        landed: asyncio.Future[None] = loop.create_future()
+        generation = self._generation
+        cf = self._worker.submit(self._fetch, num, timeout)
+        self._reading += 1
+
+        def done(cf: concurrent.futures.Future[tuple[list[Item], int]]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody reads
+                loop.call_soon_threadsafe(self._land, cf, generation, landed)
+
+        cf.add_done_callback(done)
+        return cf, landed
 
     async def _read(self, num: int, timeout: float) -> None:
-        """One slice read (or the prefetched one), appended to the read-ahead queue."""
-        cf = self._prefetch
-        self._prefetch = None
-        if cf is None:
-            cf = self._worker.submit(self._fetch, num, timeout)
+        """One slice read on the worker (or the prefetched one); its items land in order."""
+        landed = self._prefetched
+        self._prefetch = self._prefetched = None
+        if landed is None:
+            landed = self._submit(num, timeout)[1]
         try:
-            items, bad = await asyncio.wrap_future(cf, loop=self._loop)
-        except asyncio.CancelledError:
-            cf.add_done_callback(self._keep)
-            raise
+            await landed  # cancelled: the read still lands (see _land)
+        finally:
+            self._turned = self._loop.time()
+
+    def _read_here(self, num: int) -> None:
+        """Read what librdkafka already holds, on the loop thread, in a copy of the calling
+        task's context (as the worker runs its jobs). Never waits."""
+        try:
+            items, bad = contextvars.copy_context().run(self._fetch, num, 0)
+        except Exception as exc:  # e.g. a fatal KafkaException: raised in order
+            items, bad = [exc], 1
         self._ahead.extend(items)
         self._bad += bad
 
+    def _may_read_here(self) -> bool:
+        return (
+            self._loop_reads
+            and not self._rebalancing
+            and not self._reading
+            and not self._ahead
+            and not self._closed
+        )
+
+    async def _read_ready(self, num: int) -> None:
+        """Read held records on the loop thread, after giving the loop a turn when it had
+        none for ``TURN_AFTER`` seconds."""
+        now = self._loop.time()
+        if now - self._turned >= TURN_AFTER:
+            await asyncio.sleep(0)
+            self._turned = now
+            if not self._may_read_here():  # closed, or another task read meanwhile
+                return
+        self._read_here(num)
+
     def _prefetch_next(self, num: int) -> None:
-        """Have the worker read the next batch while the application handles this one."""
+        """Have the worker read the next batch while the application handles this one
+        (when reads on the loop thread are not allowed: they need no prefetch)."""
         if self._prefetch is None and not self._ahead and not self._closed:
-            self._prefetch = self._worker.submit(self._fetch, num, SLICE)
+            self._prefetch, self._prefetched = self._submit(num, SLICE)
 
     def _handed(self, msgs: list[Message]) -> None:
-        """Store the offsets of records the application now has (see the module doc).
+        """Records the application now has: their offsets are stored before the loop's next
+        turn (and before any other consumer call): one store per turn, not per record."""
+        if self._store and msgs:
+            self._unstored.extend(msgs)
+            if not self._storing:
+                self._storing = True
+                self._loop.call_soon(self._store_handed)
 
-        A batch is in order per partition, so its last record of each partition is found
+    def _store_handed(self) -> None:
+        """Store the offsets of the records handed to the application (see the module doc).
+
+        They are in order per partition, so the last record of each partition is found
         from the end, stopping once every assigned partition was seen (at once, usually).
         """
-        if not self._store or not msgs:
+        self._storing = False
+        msgs = self._unstored
+        if not msgs:
             return
+        self._unstored = []
         sync = self._sync
         wanted = len(sync.assignment()) if len(msgs) > 1 else 1
         last: dict[Any, Any] = {}
@@ -252,6 +338,11 @@ class AIOConsumer(AsyncClosing):
 
     async def _next(self, num: int, timeout: float) -> list[Message]:
         self._check_open()
+        if self._may_read_here():
+            await self._read_ready(num)
+            self._check_open()
+            if not self._ahead and timeout == 0:
+                return []
         loop = self._loop
         deadline = None if timeout < 0 else loop.time() + timeout
         while not self._ahead:
@@ -261,7 +352,7 @@ class AIOConsumer(AsyncClosing):
             if not self._ahead and deadline is not None and loop.time() >= deadline:
                 return []
         out = self._take(num)
-        if num > 1:
+        if num > 1 and not self._loop_reads:
             self._prefetch_next(num)
         return out
 
@@ -277,17 +368,33 @@ class AIOConsumer(AsyncClosing):
             if self._closed:
                 raise StopAsyncIteration
             if self._ahead:
-                msg = self._take(1)[0]
-                self._prefetch_next(ITER_BATCH)
+                if self._bad:
+                    msg = self._take(1)[0]
+                else:  # the usual case, kept lean: one record handed
+                    msg = self._ahead.popleft()  # type: ignore[assignment]
+                    if self._store:
+                        self._unstored.append(msg)
+                        if not self._storing:
+                            self._storing = True
+                            self._loop.call_soon(self._store_handed)
+                if not self._loop_reads:
+                    self._prefetch_next(ITER_BATCH)
                 return msg
+            if self._may_read_here():
+                await self._read_ready(ITER_BATCH)
+                if self._ahead or self._closed:
+                    continue
             await self._read(ITER_BATCH, SLICE)
 
     # -- the rest of the consumer, on the worker thread -------------------------------------
 
     async def _call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        self._check_open()
         nested = self._nested
+        if nested is None:
+            self._check_open()
+        self._store_handed()  # a commit (or anything else) sees every record handed so far
         if nested is not None:  # the worker waits in a rebalance callback: it runs this
+            # (also in close(): on_revoke may commit, librdkafka's close serves it)
             cf: concurrent.futures.Future[Any] = concurrent.futures.Future()
             nested.put((cf, lambda: fn(*args, **kwargs)))
             return await asyncio.wrap_future(cf, loop=self._loop)
@@ -325,11 +432,20 @@ class AIOConsumer(AsyncClosing):
         return call
 
     async def subscribe(self, topics: list[str], **callbacks: Any) -> None:
-        """Subscribe (rebalance callbacks ``on_assign``/``on_revoke``/``on_lost`` as keywords)."""
+        """Subscribe (rebalance callbacks ``on_assign``/``on_revoke``/``on_lost`` as keywords).
+
+        With rebalance callbacks, every read runs on the worker thread (a read serves them).
+        """
+        given = False
         for name in _REBALANCE_CALLBACKS:
             if callbacks.get(name) is not None:
                 callbacks[name] = self._on_loop(callbacks[name])
+                given = True
+        if given:
+            self._rebalancing = True  # before librdkafka can serve a rebalance
         await self._call(self._sync.subscribe, topics, **callbacks)
+        if not given:
+            self._rebalancing = False  # confluent-kafka dropped the previous callbacks
 
     async def unsubscribe(self) -> None:
         """Leave the subscription."""
@@ -359,6 +475,7 @@ class AIOConsumer(AsyncClosing):
 
     async def seek(self, partition: TopicPartition) -> None:
         """Move the fetch position of one partition; read-ahead records are dropped."""
+        self._store_handed()
         self._drop_ahead()
         await self._call(self._sync.seek, partition)
 
@@ -409,16 +526,19 @@ class AIOConsumer(AsyncClosing):
         application are dropped uncommitted. Cancelling the caller does not stop the close.
         """
         if self._closing is None:
+            self._store_handed()  # librdkafka's close commits what is stored (auto-commit)
             self._closed = True
             self._closing = self._loop.create_task(self._close())
         await asyncio.shield(self._closing)
 
     def _drop_ahead(self) -> None:
+        """Drop the records read ahead, and those of reads in flight when they land."""
         self._ahead.clear()
         self._bad = 0
+        self._generation += 1
         if self._prefetch is not None:
-            self._prefetch.cancel()  # or, already running, its result is never looked at
-            self._prefetch = None
+            self._prefetch.cancel()  # or, already running, it lands nothing
+            self._prefetch = self._prefetched = None
 
     async def _close(self) -> None:
         self._drop_ahead()

@@ -18,7 +18,10 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException, Message
 
+from kheaders._client.chain import InterceptorChain
+from kheaders._client.delivery import DeliveryCallback
 from kheaders._client.producer import Producer
+from kheaders._model.limits import HeaderLimits
 
 _produce = confluent_kafka.Producer.produce
 
@@ -56,6 +59,11 @@ class ParkingProducer(confluent_kafka.Producer):
         except BufferError:
             self.parked.append(args)
 
+    def park(self, *args: Any) -> None:
+        """Keep a record librdkafka refused for room (``produce``'s 8 arguments by position,
+        a :data:`Parked`), last in line."""
+        self.parked.append(args)
+
     def unpark(self) -> None:
         """Hand parked records to librdkafka, oldest first, until it refuses one for room.
 
@@ -83,9 +91,29 @@ class ParkingProducer(confluent_kafka.Producer):
 
 
 class LoopProducer(Producer):
-    """kheaders' Producer over a :class:`ParkingProducer`: the async producer's engine."""
+    """kheaders' Producer over a :class:`ParkingProducer`: the async producer's engine.
+
+    Its lean records (``_produce_carried``) go to confluent's C ``produce`` directly, not
+    through :meth:`ParkingProducer.produce` (a Python call less per record): the async
+    producer hands a record over only when nothing is parked, and one refused for room is
+    parked (:meth:`ParkingProducer.park`).
+    """
 
     _client_class = ParkingProducer
+
+    def _setup(  # noqa: PLR0917 - Producer._setup's parameters
+        self,
+        raw: confluent_kafka.Producer,
+        chain: InterceptorChain,
+        key_ser: Callable[..., object] | None,
+        value_ser: Callable[..., object] | None,
+        default_cb: DeliveryCallback | None,
+        limits: HeaderLimits | None,
+    ) -> None:
+        super()._setup(raw, chain, key_ser, value_ser, default_cb, limits)
+        if isinstance(raw, ParkingProducer):
+            self._carry = _produce.__get__(raw)
+            self._park = raw.park
 
 
 def _kafka_error(exc: Exception) -> KafkaError:

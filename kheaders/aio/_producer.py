@@ -24,7 +24,7 @@ from kheaders._client.producer import Producer
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
-from kheaders._model.headers import HeaderTypes, trusted
+from kheaders._model.headers import Headers, HeaderTypes, _list_extend, _new_headers
 from kheaders._model.limits import HeaderLimits
 from kheaders.aio._closing import AsyncClosing
 from kheaders.aio._parking import LoopProducer, ParkingProducer
@@ -55,8 +55,14 @@ class _Delivery(asyncio.Future):  # type: ignore[type-arg]
     sent: Kept
 
     def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
-        sent = self.sent  # read_only(sent), inlined: this runs once per record
-        msg.set_headers(trusted(sent, read_only=True) if type(sent) is tuple else sent)
+        sent = self.sent
+        if type(sent) is tuple:  # received(sent), inlined: this runs once per record
+            headers = _new_headers(Headers)
+            _list_extend(headers, sent)
+            headers._read_only = True
+            msg.set_headers(headers)
+        else:
+            msg.set_headers(sent)
         self._err = err
         self._value = msg
         self._queue(self)
@@ -107,13 +113,13 @@ class _Deliveries:
         pop = done.popleft
         for _ in range(min(len(done), SETTLE_CHUNK)):
             fut = pop()
-            if fut.done():  # cancelled by its owner
-                continue
-            if fut._err is None:
-                fut.set_result(fut._value)
-            else:
-                fut.set_exception(KafkaException(fut._err))
-            fut._value = None
+            try:
+                if fut._err is None:
+                    fut.set_result(fut._value)
+                else:
+                    fut.set_exception(KafkaException(fut._err))
+            except asyncio.InvalidStateError:  # cancelled by its owner
+                pass
         if done and not self.scheduled:  # the rest after the loop's other callbacks
             self.scheduled = True
             self.loop.call_soon(self.settle)
@@ -159,6 +165,8 @@ class AIOProducer(AsyncClosing):
         )
         raw = cast(ParkingProducer, self._sync.wrapped)
         self._raw = raw
+        self._parked = raw.parked
+        self._carried = self._sync._produce_carried
         self._deliveries = deliveries = _Deliveries(loop, raw)
         self._append = deliveries.append
         self._worker = Worker("kheaders-aio-producer", loop)
@@ -191,12 +199,13 @@ class AIOProducer(AsyncClosing):
         """
         if self._closing is not None:
             raise RuntimeError("produce() on a closed AIOProducer")
-        if self._raw.parked:
+        parked = self._parked
+        if parked:
             await self._wait_room()
         fut = _Delivery(loop=self._loop)
         fut._queue = self._append
-        self._sync._produce_carried(fut, topic, value, key, partition, timestamp, headers)
-        if self._raw.parked:
+        self._carried(fut, topic, value, key, partition, timestamp, headers)
+        if parked:
             await self._wait_room()
         else:
             self._turn += 1

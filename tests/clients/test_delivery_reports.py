@@ -390,3 +390,22 @@ def test_a_list_equal_to_the_last_one_checked_is_reported_as_checked(
     assert seen == [[("a", b"1")], [("a", b"1")]]
     assert all(type(h) is Headers and h.read_only for h in seen)
     assert [type(h.last_value("a")) for h in seen] == [bytes, bytes]  # as the model keeps them
+
+
+def test_a_list_produced_again_unchanged_then_changed_keeps_what_each_record_sent(
+    unreachable: Callable[..., Producer],
+) -> None:
+    """The second record passes on the memo (the very same pairs) and keeps the memo as its
+    snapshot: changing the list afterwards, in place, reaches neither report."""
+    p = unreachable()
+    seen: list[Any] = []
+    h: list[Any] = [("a", b"1"), ("b", b"2")]
+    p.produce("t", b"v", headers=h, on_delivery=lambda e, m: seen.append(m.headers()))
+    p.produce("t", b"w", headers=h, on_delivery=lambda e, m: seen.append(m.headers()))
+    h[0] = ("a", b"changed")
+    h.append(("c", b"3"))
+    p.produce("t", b"x", headers=h, on_delivery=lambda e, m: seen.append(m.headers()))
+    p.purge()
+    p.poll(0)
+    first = [("a", b"1"), ("b", b"2")]
+    assert seen == [first, first, [("a", b"changed"), ("b", b"2"), ("c", b"3")]]

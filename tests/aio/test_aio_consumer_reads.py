@@ -1,0 +1,216 @@
+"""Where AIOConsumer reads: records librdkafka already holds on the loop thread (when nothing
+that read serves needs another thread), the loop still getting its turns; everything else on
+the worker thread, rebalance callbacks included while records flow."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import uuid
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+
+from kheaders import Headers, JsonDeserializer
+from kheaders.aio import AIOConsumer, AIOProducer
+from kheaders.broker import fast_consumer_config
+from tests.aio.conftest import OpenConsumer, read_all
+from tests.aio.test_aio_loop import _assert_kept_ticking, _ticking
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+
+async def _fill(producer: AIOProducer, topic: str, count: int, partitions: int = 1) -> None:
+    futures = [
+        await producer.produce(topic, b"%d" % i, partition=i % partitions, headers=[("n", b"x")])
+        for i in range(count)
+    ]
+    for fut in futures:
+        assert (await fut).error() is None
+
+
+async def _held(consumer: AIOConsumer) -> None:
+    """Read one record, then give librdkafka time to fetch the rest (all produced before)."""
+    assert await consumer.poll(10) is not None
+    await asyncio.sleep(1.0)
+
+
+class Threads:
+    """An interceptor noting the thread each ``on_consume`` ran on."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def on_consume(self, messages: list[Message]) -> list[Message]:
+        self.names.append(threading.current_thread().name)
+        return messages
+
+
+async def _threads_used(
+    open_consumer: OpenConsumer, topic: str, count: int, **kwargs: Any
+) -> set[str]:
+    threads = Threads()
+    consumer = await open_consumer(topic, interceptors=[threads], **kwargs)
+    await _held(consumer)
+    threads.names.clear()
+    got = await read_all(consumer, count - 1)
+    assert len(got) == count - 1
+    assert all(isinstance(m.headers(), Headers) for m in got)
+    return set(threads.names)
+
+
+async def test_records_already_held_are_read_on_the_loop_thread(
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer
+) -> None:
+    await _fill(producer, topic, 3000)
+    used = await _threads_used(open_consumer, topic, 3000, value_deserializer=JsonDeserializer())
+    assert threading.current_thread().name in used
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"config": {"error_cb": lambda err: None}},
+        {"config": {"stats_cb": lambda stats: None, "statistics.interval.ms": 100}},
+        {"config": {"on_commit": lambda err, partitions: None}},
+        {"interceptors_on_commit": True},
+        {"value_deserializer": "custom"},
+    ],
+    ids=["error_cb", "stats_cb", "on_commit", "interceptor_on_commit", "user_deserializer"],
+)
+async def test_reads_stay_on_the_worker_when_a_read_could_run_user_callbacks(
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer, setting: dict[str, Any]
+) -> None:
+    """librdkafka serves config callbacks inside a read, and a user's deserializer may wait on
+    the network: with any of them, no read runs on the loop thread."""
+    await _fill(producer, topic, 1000)
+    kwargs: dict[str, Any] = {}
+    if "config" in setting:
+        kwargs["config"] = setting["config"]
+    extra: list[object] = []
+    if setting.get("interceptors_on_commit"):
+
+        class Commits:
+            def on_commit(self, offsets: list[TopicPartition]) -> None:
+                pass
+
+        extra.append(Commits())
+    if setting.get("value_deserializer"):
+
+        class Upper:
+            def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> object:
+                return None if data is None else data.upper()
+
+        kwargs["value_deserializer"] = Upper()
+    threads = Threads()
+    consumer = await open_consumer(topic, interceptors=[threads, *extra], **kwargs)
+    await _held(consumer)
+    await read_all(consumer, 999)
+    assert threads.names
+    assert set(threads.names) == {"kheaders-aio-consumer"}
+
+
+@pytest.mark.parametrize("how", ["consume", "async for"])
+async def test_ticker_keeps_ticking_while_held_records_are_read_on_the_loop(
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer, how: str
+) -> None:
+    """Records that are always there never make a read wait: the consumer gives the loop a
+    turn every so many records instead, so other tasks run while a task reads."""
+    count = 20_000
+    await _fill(producer, topic, count)
+    consumer = await open_consumer(topic)
+    await _held(consumer)
+
+    def work() -> int:  # about 50 µs of the application's own work per record
+        return sum(range(600))
+
+    async def read() -> None:
+        seen = 0
+        if how == "consume":
+            while seen < count - 1:
+                for _ in await consumer.consume(500, 5):
+                    work()
+                    seen += 1
+        else:
+            async for _ in consumer:
+                work()
+                seen += 1
+                if seen == count - 1:
+                    break
+
+    duration, gaps = await _ticking(read())
+    _assert_kept_ticking(duration, gaps)
+
+
+async def test_handed_records_are_stored_before_the_loop_s_next_turn(
+    producer: AIOProducer, topic: str, bootstrap: str
+) -> None:
+    """Auto-commit commits what reached the application once the task yields, never the
+    records read ahead."""
+    await _fill(producer, topic, 50)
+    config = {
+        "bootstrap.servers": bootstrap,
+        "group.id": f"aio-{uuid.uuid4().hex[:8]}",
+        "auto.commit.interval.ms": 100,
+    }
+    async with AIOConsumer(config) as consumer:
+        await consumer.assign([TopicPartition(topic, 0, 0)])
+        async for msg in consumer:  # reads ahead up to 500 records
+            if msg.offset() == 9:
+                break
+        await asyncio.sleep(1.0)  # a few auto-commits
+        committed = await consumer.committed([TopicPartition(topic, 0)], 10)
+        assert committed[0].offset == 10
+
+
+@pytest.mark.timeout(120)
+async def test_coroutine_rebalance_callbacks_run_while_records_flow(
+    producer: AIOProducer, topic_factory: Any, bootstrap: str
+) -> None:
+    """A second member joins while the first reads: its coroutine on_revoke/on_assign run on
+    the loop (awaiting the consumer's own methods) and reading goes on; a read on the loop
+    thread serving them would deadlock."""
+    topic = topic_factory(partitions=2)
+    group = f"aio-flow-{uuid.uuid4().hex[:8]}"
+    await _fill(producer, topic, 2000, partitions=2)
+    loop = asyncio.get_running_loop()
+    events: list[tuple[str, int]] = []
+    codes: list[int] = []
+
+    async def on_assign(consumer: AIOConsumer, partitions: list[TopicPartition]) -> None:
+        assert asyncio.get_running_loop() is loop
+        assert isinstance(await consumer.assignment(), list)  # the worker runs it meanwhile
+        events.append(("assign", len(partitions)))
+
+    async def on_revoke(consumer: AIOConsumer, partitions: list[TopicPartition]) -> None:
+        try:  # also served by close(): the consumer's methods still work in it
+            await consumer.commit(asynchronous=False)
+        except KafkaException as exc:  # nothing handed from them yet: fine
+            codes.append(exc.args[0].code())
+        events.append(("revoke", len(partitions)))
+
+    first = AIOConsumer(fast_consumer_config(bootstrap, group, **{"enable.auto.commit": False}))
+    second = AIOConsumer(fast_consumer_config(bootstrap, group, **{"enable.auto.commit": False}))
+    try:
+        await first.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke)
+        got = await read_all(first, 100, timeout=30)
+        await second.subscribe([topic])
+        seen_second = 0
+        deadline = loop.time() + 60
+        while events[-1] != ("assign", 1):
+            assert loop.time() < deadline, f"no rebalance seen: {events}"
+            got.extend(await first.consume(100, 0.2))
+            seen_second += len(await second.consume(100, 0.05))
+        assert events[0] == ("assign", 2)
+        assert ("revoke", 2) in events
+        before = len(got)
+        await _fill(producer, topic, 200, partitions=2)  # reading goes on, on one partition
+        while len(got) < before + 100:
+            assert loop.time() < deadline, f"read {len(got) - before} of 100 after the rebalance"
+            got.extend(await first.consume(100, 0.5))
+            seen_second += len(await second.consume(100, 0.05))
+    finally:
+        await asyncio.gather(first.close(), second.close())
+    assert events[-1] == ("revoke", 1)  # at close, the consumer's methods still work in it
+    assert set(codes) <= {KafkaError._NO_OFFSET}
