@@ -19,7 +19,7 @@ from typing import Any, cast
 from confluent_kafka import KafkaException, Message
 
 from kheaders._client.chain import InterceptorChain
-from kheaders._client.delivery import Kept
+from kheaders._client.delivery import Kept, metadata_of
 from kheaders._client.producer import Producer
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._errors import ConfigurationError
@@ -76,6 +76,18 @@ class _Sent(_Delivery):
     def __call__(self, md: Any, err: Any, /) -> None:
         self._err = err
         self._value = md
+        self._queue(self)
+
+
+class _Metadata(_Delivery):
+    """For ``send`` on a lean producer (the carried path): librdkafka's ``(err, msg)``
+    kept as the record's RecordMetadata, the future the only object in flight."""
+
+    __slots__ = ()
+
+    def __call__(self, err: Any, msg: Any, /) -> None:
+        self._err = err
+        self._value = metadata_of(msg)
         self._queue(self)
 
 
@@ -221,12 +233,31 @@ class AIOProducer(AsyncClosing):
         """
         if self._closing is not None:
             raise RuntimeError("send() on a closed AIOProducer")
-        if self._raw.parked:
+        parked = self._parked
+        if parked:
             await self._wait_room()
-        fut = _Sent(loop=self._loop)
-        fut._queue = self._append
-        self._sync.send(record, fut)
-        if self._raw.parked:
+        if self._sync._lean:  # nothing sees the record before librdkafka: the carried path
+            headers = record.headers
+            if type(headers) is not Headers:
+                headers = record.headers = Headers(headers)
+            lean = _Metadata(loop=self._loop)
+            lean._queue = self._append
+            partition = record.partition
+            self._carried(
+                lean,
+                record.topic,
+                record.value,
+                record.key,
+                -1 if partition is None else partition,
+                record.timestamp or 0,
+                headers,
+            )
+            fut: _Delivery = lean
+        else:
+            fut = _Sent(loop=self._loop)
+            fut._queue = self._append
+            self._sync.send(record, fut)
+        if parked:
             await self._wait_room()
         metadata: RecordMetadata = await fut
         return metadata
