@@ -14,7 +14,9 @@ produces the same keys and values without them, the only way it works. aiokafka 
 reading every record's headers, in batches of ``BATCH`` (``AIOConsumer.consume`` vs
 aiokafka's ``getmany(max_records=BATCH)``); the first record is read before the clock
 starts. ``confluent sync consume`` (raw ``confluent_kafka.Consumer.consume``, no event loop)
-is librdkafka's own rate on the same machine: the bound any async client around it has.
+is librdkafka's own rate on the same machine: the bound any async client around it has;
+``kheaders sync consume`` (``kheaders.Consumer.consume``, what ``AIOConsumer`` runs on, the
+same loop) is the bound of the async layer: the two differ by its own cost.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ at once would measure that timer, not the client."""
 AIO = "kheaders.aio"
 SYNC = "kheaders sync + on_delivery"
 CONFLUENT_SYNC = "confluent sync consume"
+KHEADERS_SYNC = "kheaders sync consume"
 RAW = "confluent sync + on_delivery"
 """librdkafka's own rate with one shared delivery callback: what bounds every contender on
 librdkafka (kheaders' sync and async producers) in the same run."""
@@ -269,24 +272,37 @@ def aio_consume_group(env: Env) -> Group:
 
         return _timed_read(n, run)
 
+    def sync_read(consumer: Any, n: int) -> tuple[float, float]:
+        """The sync contenders' timed loop: ``n - 1`` records in batches, headers read."""
+        tp = confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)
+        consumer.assign([tp])
+        while consumer.poll(1.0) is None:  # connection and first fetch: untimed
+            pass
+        seen = 0
+        t0, c0 = time.perf_counter(), time.process_time()
+        while seen < n - 1:  # never more than are left: consume() waits for a full batch
+            for msg in consumer.consume(min(BATCH, n - 1 - seen), 1.0):
+                if msg.error() is None and len(msg.headers()) == 3:
+                    seen += 1
+        seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+        consumer.close()
+        return seconds, cpu
+
     def confluent_sync(n: int) -> Sample:
         """librdkafka's own rate here: the sync raw consumer, same batches, no event loop."""
 
         async def run(_topic: str, _w: Workload) -> tuple[float, float]:
-            consumer = confluent_kafka.Consumer(env.consumer_config())
-            tp = confluent_kafka.TopicPartition(topic, 0, confluent_kafka.OFFSET_BEGINNING)
-            consumer.assign([tp])
-            while consumer.poll(1.0) is None:  # connection and first fetch: untimed
-                pass
-            seen = 0
-            t0, c0 = time.perf_counter(), time.process_time()
-            while seen < n - 1:  # never more than are left: consume() waits for a full batch
-                for msg in consumer.consume(min(BATCH, n - 1 - seen), 1.0):
-                    if msg.error() is None and len(msg.headers()) == 3:
-                        seen += 1
-            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
-            consumer.close()
-            return seconds, cpu
+            return sync_read(confluent_kafka.Consumer(env.consumer_config()), n)
+
+        return _timed_read(n, run)
+
+    def kheaders_sync(n: int) -> Sample:
+        """The kheaders Consumer that AIOConsumer runs on, read the same way: the async
+        layer's own cost is the difference."""
+        from kheaders import Consumer
+
+        async def run(_topic: str, _w: Workload) -> tuple[float, float]:
+            return sync_read(Consumer(env.consumer_config()), n)
 
         return _timed_read(n, run)
 
@@ -301,6 +317,7 @@ def aio_consume_group(env: Env) -> Group:
                 "" if aiokafka else "unavailable: pip install aiokafka (dev extra)",
             ),
             Contender(AIO, kh_aio),
+            Contender(KHEADERS_SYNC, kheaders_sync),
             Contender(CONFLUENT_SYNC, confluent_sync),
         ],
         targets=[Target("aio consume >= 2x aiokafka", AIO, "aiokafka getmany", ">=", 2.0)],

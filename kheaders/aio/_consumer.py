@@ -226,14 +226,14 @@ class AIOConsumer(AsyncClosing):
         self._ahead.extend(items)
         self._bad += bad
 
+    @property
+    def _reads_here(self) -> bool:
+        """Whether reads may run on the loop thread (else the worker reads ahead)."""
+        return self._loop_reads and not self._rebalancing
+
     def _may_read_here(self) -> bool:
-        return (
-            self._loop_reads
-            and not self._rebalancing
-            and not self._reading
-            and not self._ahead
-            and not self._closed
-        )
+        """A read on the loop thread, now: allowed, and nothing read ahead or in flight."""
+        return self._reads_here and not self._reading and not self._ahead and not self._closed
 
     async def _read_ready(self, num: int) -> None:
         """Read held records on the loop thread, after giving the loop a turn when it had
@@ -253,13 +253,19 @@ class AIOConsumer(AsyncClosing):
             self._prefetch, self._prefetched = self._submit(num, SLICE)
 
     def _handed(self, msgs: list[Message]) -> None:
-        """Records the application now has: their offsets are stored before the loop's next
-        turn (and before any other consumer call): one store per turn, not per record."""
-        if self._store and msgs:
-            self._unstored.extend(msgs)
-            if not self._storing:
-                self._storing = True
-                self._loop.call_soon(self._store_handed)
+        """Records the application now has: a batch's offsets are stored at once; a single
+        record's before the loop's next turn (and before any other consumer call), so that
+        ``async for`` and ``poll`` pay one store per turn, not one per record."""
+        if not self._store or not msgs:
+            return
+        if len(msgs) > 1:
+            self._unstored.extend(msgs)  # after the single records handed before them
+            self._store_handed()
+            return
+        self._unstored.append(msgs[0])
+        if not self._storing:
+            self._storing = True
+            self._loop.call_soon(self._store_handed)
 
     def _store_handed(self) -> None:
         """Store the offsets of the records handed to the application (see the module doc).
@@ -352,7 +358,7 @@ class AIOConsumer(AsyncClosing):
             if not self._ahead and deadline is not None and loop.time() >= deadline:
                 return []
         out = self._take(num)
-        if num > 1 and not self._loop_reads:
+        if num > 1 and not self._reads_here:
             self._prefetch_next(num)
         return out
 
@@ -377,7 +383,7 @@ class AIOConsumer(AsyncClosing):
                         if not self._storing:
                             self._storing = True
                             self._loop.call_soon(self._store_handed)
-                if not self._loop_reads:
+                if not self._reads_here:
                     self._prefetch_next(ITER_BATCH)
                 return msg
             if self._may_read_here():
