@@ -30,6 +30,7 @@ from kheaders.broker import free_port
 from tests.aio.conftest import (
     OpenConsumer,
     aio_threads,
+    produced_in_flight,
     producer_config,
     read_all,
     still_running,
@@ -255,15 +256,10 @@ async def test_a_record_in_flight_keeps_only_its_future_alive(no_thread_left: No
     config = {"bootstrap.servers": f"127.0.0.1:{free_port()}", "log_level": 0}
     producer = AIOProducer(config)
     lists = [[("traceparent", b"%055d" % i), ("client.id", b"svc")] for i in range(64)]
-    n = 1000
-    gc.collect()
-    before = len(gc.get_objects())
-    futures = [await producer.produce("nowhere", b"x", headers=lists[i % 64]) for i in range(n)]
-    gc.collect()
-    per_record = (len(gc.get_objects()) - before) / n
+    per_record, futures = await produced_in_flight(producer, lists)
     assert per_record <= 1.01  # the future itself (held here too)
     lists[1].append(("late", b"x"))  # a caller changing its list after produce
-    assert await producer.close(0.3) == n
+    assert await producer.close(0.3) == len(futures)
     outcomes = await asyncio.gather(*futures, return_exceptions=True)
     assert {o.args[0].code() for o in outcomes} == {KafkaError._PURGE_QUEUE}  # type: ignore[union-attr]
 
