@@ -269,6 +269,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         cb: DeliveryCallback | None,
         timestamp: int,
         headers: HeaderTypes,
+        carrier: Carrier | None = None,
     ) -> None:
         """:meth:`produce` through interceptors' ``on_send`` and the serializers.
 
@@ -282,7 +283,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             None if partition < 0 else partition,
             timestamp or None,
         )
-        self._send(record, cb, None)
+        self._send(record, cb, None, carrier)
 
     def _produce_acked(  # noqa: PLR0917 - produce()'s arguments
         self,
@@ -293,12 +294,17 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         cb: DeliveryCallback | None,
         timestamp: int,
         headers: HeaderTypes,
+        carrier: Carrier | None = None,
     ) -> None:
         """:meth:`produce` for a producer whose interceptors only acknowledge: the lean
         path's checks, and a report from :func:`~kheaders._client.delivery.acknowledging`
         over the headers' snapshot (no ProducerRecord, Headers or RecordMetadata until the
         report). Headers the checks refuse take :meth:`_produce_record`, which checks them
         again and acknowledges the refusal as it always has.
+
+        With a ``carrier`` (kheaders.aio, for ``cb``), the carrier is the report and must
+        run the acknowledgements itself (see :meth:`_produce_carried`); one librdkafka's
+        full queue refuses is parked when the producer parks (``_park``), not acknowledged.
 
         Raises as :meth:`produce`.
         """
@@ -312,28 +318,45 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 else:
                     sent = self._checked(headers)
             except Exception:
-                return self._produce_record(topic, value, key, partition, cb, timestamp, headers)
-        acks = self._acks
-        known = acks.get(cb)
-        if known is None:
-            if len(acks) >= _REPORTS_KEPT:  # a callback per record: keep none for long
-                acks.clear()
-            report_of = acknowledging(self._ack, cb)  # type: ignore[arg-type]  # set: _acking
-            known = acks[cb] = (report_of, MethodType(report_of, EMPTY))
-        if sent is None:
-            kept = known[1]
-        else:  # a list that passed: the memo is its snapshot (see _fits)
-            kept = MethodType(known[0], self._fits if type(sent) is list else _kept(sent))
+                return self._produce_record(
+                    topic, value, key, partition, cb, timestamp, headers, carrier
+                )
+        kept: Callable[..., object]
+        produce = self._raw_produce
+        if carrier is not None:
+            # a list that passed: the memo is its snapshot (see _fits)
+            carrier.sent = self._fits if type(sent) is list else _kept(sent)
+            kept = carrier
+            produce = self._carry
+        else:
+            acks = self._acks
+            known = acks.get(cb)
+            if known is None:
+                if len(acks) >= _REPORTS_KEPT:  # a callback per record: keep none for long
+                    acks.clear()
+                report_of = acknowledging(self._ack, cb)  # type: ignore[arg-type]  # _acking
+                known = acks[cb] = (report_of, MethodType(report_of, EMPTY))
+            if sent is None:
+                kept = known[1]
+            else:  # as above
+                kept = MethodType(known[0], self._fits if type(sent) is list else _kept(sent))
         try:
-            return self._raw_produce(topic, value, key, partition, kept, None, timestamp, sent)
+            return produce(topic, value, key, partition, kept, None, timestamp, sent)
         except TypeError as exc:
             if sent is headers and type(headers) is list and headers:
                 # librdkafka refused a list that passed the plain checks: the full checks name why
                 self._fits = _NOTHING_CHECKED
-                return self._produce_record(topic, value, key, partition, cb, timestamp, headers)
+                return self._produce_record(
+                    topic, value, key, partition, cb, timestamp, headers, carrier
+                )
             error = unsendable(topic, key, value, exc)
             self._refused(topic, partition, error, sent, start)
             raise error from exc
+        except BufferError as exc:
+            if carrier is not None and self._park is not None:
+                return self._park(topic, value, key, partition, kept, None, timestamp, sent)
+            self._refused(topic, partition, exc, sent, start)
+            raise
         except Exception as exc:
             self._refused(topic, partition, exc, sent, start)
             raise
@@ -382,6 +405,9 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         or ``java_cb`` need the metadata."""
         if carrier is not None:
             carrier.sent = headers
+            if self._acking:  # it acknowledges itself (see _produce_carried)
+                plain_pairs(headers)
+                return carrier
             cb = carrier
         if cb is not None or java_cb is not None or self._ack is not None:
             plain_pairs(headers)  # kept in flight: tuples the collector stops tracking
@@ -404,9 +430,17 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         """:meth:`produce` with ``carrier`` as the record's delivery report (kheaders.aio's
         future): on the lean path it is the only object the record keeps alive in flight.
 
+        When the interceptors only acknowledge (``_acking``), the carrier is that record's
+        only report too, so it must run ``_ack`` (the chain's ``on_acknowledgement``) with
+        the RecordMetadata, error and read-only headers before anything else.
+
         Raises as :meth:`produce`.
         """
         if not self._lean:
+            if self._acking:
+                return self._produce_acked(
+                    topic, value, key, partition, None, timestamp, headers, carrier
+                )
             record = ProducerRecord(
                 topic,
                 value,

@@ -18,10 +18,7 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from kheaders._client.chain import InterceptorChain
-from kheaders._client.delivery import DeliveryCallback
 from kheaders._client.producer import Producer
-from kheaders._model.limits import HeaderLimits
 
 _produce = confluent_kafka.Producer.produce
 
@@ -101,16 +98,8 @@ class LoopProducer(Producer):
 
     _client_class = ParkingProducer
 
-    def _setup(  # noqa: PLR0917 - Producer._setup's parameters
-        self,
-        raw: confluent_kafka.Producer,
-        chain: InterceptorChain,
-        key_ser: Callable[..., object] | None,
-        value_ser: Callable[..., object] | None,
-        default_cb: DeliveryCallback | None,
-        limits: HeaderLimits | None,
-    ) -> None:
-        super()._setup(raw, chain, key_ser, value_ser, default_cb, limits)
+    def _setup(self, raw: confluent_kafka.Producer, *parts: Any) -> None:
+        super()._setup(raw, *parts)
         if isinstance(raw, ParkingProducer):
             self._carry = _produce.__get__(raw)
             self._park = raw.park

@@ -19,7 +19,7 @@ from typing import Any, cast
 from confluent_kafka import KafkaException, Message
 
 from kheaders._client.chain import InterceptorChain
-from kheaders._client.delivery import Kept
+from kheaders._client.delivery import AckHook, Kept, metadata_of, read_only
 from kheaders._client.producer import Producer
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._errors import ConfigurationError
@@ -68,6 +68,26 @@ class _Delivery(asyncio.Future):  # type: ignore[type-arg]
         self._queue(self)
 
 
+class _Acked(_Delivery):
+    """For a producer whose interceptors only acknowledge: the record's only report runs
+    their ``on_acknowledgement`` first (on the delivery thread, as any report), then is
+    queued for the loop even when an interceptor raised (strict mode: that error then
+    reaches the delivery thread's log, the record's future its outcome)."""
+
+    __slots__ = ("_ack",)
+    _ack: AckHook
+
+    def __call__(self, err: Any, msg: Any, /) -> None:
+        headers = read_only(self.sent)
+        try:
+            self._ack(metadata_of(msg), err, headers)
+        finally:
+            msg.set_headers(headers)
+            self._err = err
+            self._value = msg
+            self._queue(self)
+
+
 class _Sent(_Delivery):
     """For ``send``: Java's ``(metadata, err)`` callback."""
 
@@ -76,6 +96,18 @@ class _Sent(_Delivery):
     def __call__(self, md: Any, err: Any, /) -> None:
         self._err = err
         self._value = md
+        self._queue(self)
+
+
+class _Metadata(_Delivery):
+    """For ``send`` on a lean producer (the carried path): librdkafka's ``(err, msg)``
+    kept as the record's RecordMetadata, the future the only object in flight."""
+
+    __slots__ = ()
+
+    def __call__(self, err: Any, msg: Any, /) -> None:
+        self._err = err
+        self._value = metadata_of(msg)
         self._queue(self)
 
 
@@ -167,6 +199,8 @@ class AIOProducer(AsyncClosing):
         self._raw = raw
         self._parked = raw.parked
         self._carried = self._sync._produce_carried
+        # interceptors that only acknowledge: each record's future runs them (see _Acked)
+        self._acking = self._sync._ack if self._sync._acking else None
         self._deliveries = deliveries = _Deliveries(loop, raw)
         self._append = deliveries.append
         self._worker = Worker("kheaders-aio-producer", loop)
@@ -202,7 +236,11 @@ class AIOProducer(AsyncClosing):
         parked = self._parked
         if parked:
             await self._wait_room()
-        fut = _Delivery(loop=self._loop)
+        if self._acking is None:
+            fut = _Delivery(loop=self._loop)
+        else:
+            fut = _Acked(loop=self._loop)
+            fut._ack = self._acking
         fut._queue = self._append
         self._carried(fut, topic, value, key, partition, timestamp, headers)
         if parked:
@@ -221,12 +259,31 @@ class AIOProducer(AsyncClosing):
         """
         if self._closing is not None:
             raise RuntimeError("send() on a closed AIOProducer")
-        if self._raw.parked:
+        parked = self._parked
+        if parked:
             await self._wait_room()
-        fut = _Sent(loop=self._loop)
-        fut._queue = self._append
-        self._sync.send(record, fut)
-        if self._raw.parked:
+        if self._sync._lean:  # nothing sees the record before librdkafka: the carried path
+            headers = record.headers
+            if type(headers) is not Headers:
+                headers = record.headers = Headers(headers)
+            lean = _Metadata(loop=self._loop)
+            lean._queue = self._append
+            partition = record.partition
+            self._carried(
+                lean,
+                record.topic,
+                record.value,
+                record.key,
+                -1 if partition is None else partition,
+                record.timestamp or 0,
+                headers,
+            )
+            fut: _Delivery = lean
+        else:
+            fut = _Sent(loop=self._loop)
+            fut._queue = self._append
+            self._sync.send(record, fut)
+        if parked:
             await self._wait_room()
         metadata: RecordMetadata = await fut
         return metadata

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import threading
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -94,3 +96,17 @@ async def open_consumer(bootstrap: str) -> AsyncIterator[OpenConsumer]:
     yield make
     for consumer in opened:
         await consumer.close()
+
+
+async def produced_in_flight(
+    producer: AIOProducer, lists: list[list[tuple[str, bytes]]], n: int = 1000
+) -> tuple[float, list[asyncio.Future[Any]]]:
+    """Produce ``n`` records (headers cycling through ``lists``) to a broker nobody answers;
+    return the objects alive per record while they wait for their reports, and the futures."""
+    gc.collect()
+    before = len(gc.get_objects())
+    futures = [
+        await producer.produce("nowhere", b"x", headers=lists[i % len(lists)]) for i in range(n)
+    ]
+    gc.collect()
+    return (len(gc.get_objects()) - before) / n, futures

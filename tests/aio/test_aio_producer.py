@@ -7,6 +7,7 @@ import asyncio
 import gc
 import threading
 import time
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -29,6 +30,7 @@ from kheaders.broker import free_port
 from tests.aio.conftest import (
     OpenConsumer,
     aio_threads,
+    produced_in_flight,
     producer_config,
     read_all,
     still_running,
@@ -254,17 +256,45 @@ async def test_a_record_in_flight_keeps_only_its_future_alive(no_thread_left: No
     config = {"bootstrap.servers": f"127.0.0.1:{free_port()}", "log_level": 0}
     producer = AIOProducer(config)
     lists = [[("traceparent", b"%055d" % i), ("client.id", b"svc")] for i in range(64)]
-    n = 1000
-    gc.collect()
-    before = len(gc.get_objects())
-    futures = [await producer.produce("nowhere", b"x", headers=lists[i % 64]) for i in range(n)]
-    gc.collect()
-    per_record = (len(gc.get_objects()) - before) / n
+    per_record, futures = await produced_in_flight(producer, lists)
     assert per_record <= 1.01  # the future itself (held here too)
     lists[1].append(("late", b"x"))  # a caller changing its list after produce
-    assert await producer.close(0.3) == n
+    assert await producer.close(0.3) == len(futures)
     outcomes = await asyncio.gather(*futures, return_exceptions=True)
     assert {o.args[0].code() for o in outcomes} == {KafkaError._PURGE_QUEUE}  # type: ignore[union-attr]
+
+
+async def test_a_record_sent_keeps_only_its_future_alive(no_thread_left: None) -> None:
+    """``send`` on a producer nothing intercepts: the future that becomes the record's
+    RecordMetadata is its delivery report too; per task, exactly what awaiting any plain
+    future keeps (the task, its coroutine, the future, its wake-up), nothing more."""
+    config = {"bootstrap.servers": f"127.0.0.1:{free_port()}", "log_level": 0}
+    producer = AIOProducer(config)
+    loop = asyncio.get_running_loop()
+    n = 1000
+    records = [ProducerRecord("nowhere", b"x") for _ in range(n)]
+
+    async def awaiting_a_future(_record: ProducerRecord) -> None:
+        await loop.create_future()
+
+    async def alive_per_task(fn: Callable[[ProducerRecord], Awaitable[object]]) -> float:
+        gc.collect()
+        before = len(gc.get_objects())
+        tasks = [asyncio.create_task(fn(r)) for r in records]  # type: ignore[arg-type]
+        await asyncio.sleep(0)  # each task runs to its await
+        gc.collect()
+        alive = (len(gc.get_objects()) - before) / n
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for _ in range(3):  # the cancellations' callbacks run out before the next count
+            await asyncio.sleep(0)
+        return alive
+
+    sending = await alive_per_task(producer.send)
+    reference = await alive_per_task(awaiting_a_future)
+    assert sending - reference <= 0.01
+    assert await producer.close(0.3) == n
 
 
 async def test_delivered_headers_are_those_sent_whatever_the_caller_did_after(

@@ -236,9 +236,19 @@ def test_varlong_matches_the_codec_on_every_rule_edge_and_random_values(
     assert not wrong, wrong[:5]
 
 
-def test_varlong_reader_compiles_to_methods_the_jit_compiles(spark: SparkSession) -> None:
+@pytest.mark.parametrize("form", ["column", "sql"])
+def test_varlong_reader_compiles_to_methods_the_jit_compiles(
+    spark: SparkSession, form: str
+) -> None:
     """Each byte is read once and nothing repeats: the generated method stays JIT-sized."""
     df = spark.createDataFrame([([("version", b"\x02")],)], f"headers {HEADERS_TYPE}")
-    sizes = max_method_sizes(df.select(header_varlong("headers", "version")))
+    if form == "column":
+        out = df.select(header_varlong("headers", "version"))
+    else:
+        register_functions(spark)
+        df.createOrReplaceTempView("kheaders_one_varlong")
+        out = spark.sql("SELECT header_varlong(headers, 'version') FROM kheaders_one_varlong")
+    sizes = max_method_sizes(out)
     assert sizes
     assert max(sizes) < HUGE_METHOD_BYTES, sizes
+    assert out.first() == (1,)  # zigzag: 0x02 is 1
