@@ -125,6 +125,9 @@ class AIOConsumer(AsyncClosing):
         self._turned = loop.time()  # when a read last let the loop have a turn
         self._unstored: list[Message] = []  # handed to the application, offsets not stored
         self._storing = False  # _store_handed is scheduled
+        # partitions assigned, when only assign() can change them (None: ask librdkafka)
+        self._assigned: int | None = None
+        self._subscribed = False  # then rebalances change them: always ask
         self._closed = False
         self._closing: asyncio.Task[None] | None = None
         # set while a coroutine rebalance callback runs: the worker takes consumer calls here
@@ -279,7 +282,9 @@ class AIOConsumer(AsyncClosing):
             return
         self._unstored = []
         sync = self._sync
-        wanted = len(sync.assignment()) if len(msgs) > 1 else 1
+        wanted = 1
+        if len(msgs) > 1:  # librdkafka's assignment() waits for its main thread: asked
+            wanted = self._assigned if self._assigned is not None else len(sync.assignment())
         last: dict[Any, Any] = {}
         for m in reversed(msgs):
             if m.error() is None:
@@ -442,6 +447,8 @@ class AIOConsumer(AsyncClosing):
 
         With rebalance callbacks, every read runs on the worker thread (a read serves them).
         """
+        self._subscribed = True  # rebalances change the assignment from now on
+        self._assigned = None
         given = False
         for name in _REBALANCE_CALLBACKS:
             if callbacks.get(name) is not None:
@@ -459,10 +466,14 @@ class AIOConsumer(AsyncClosing):
 
     async def assign(self, partitions: list[TopicPartition]) -> None:
         """Assign partitions directly (no group join)."""
+        self._assigned = None  # while it changes
         await self._call(self._sync.assign, partitions)
+        if not self._subscribed:
+            self._assigned = len({(tp.topic, tp.partition) for tp in partitions})
 
     async def unassign(self) -> None:
         """Drop the current assignment."""
+        self._assigned = None
         await self._call(self._sync.unassign)
 
     async def commit(self, *args: Any, **kwargs: Any) -> list[TopicPartition] | None:
