@@ -34,7 +34,7 @@ from kheaders._client.consumer import Consumer
 from kheaders._errors import DeserializationError
 from kheaders._log import get_logger
 from kheaders.aio._closing import AsyncClosing
-from kheaders.aio._loopreads import TURN_AFTER, loop_reads_allowed
+from kheaders.aio._loopreads import FORWARDED, TURN_AFTER, forwarding, loop_reads_allowed
 from kheaders.aio._threads import SLICE, Worker, wait_ended
 
 _log = get_logger("kheaders.aio.consumer")
@@ -106,6 +106,10 @@ class AIOConsumer(AsyncClosing):
         self._store = _on(conf.get(_STORE, True))
         if self._store:
             conf[_STORE] = False  # stored here, when a record reaches the application
+        self._worker = Worker("kheaders-aio-consumer", loop)
+        for name in FORWARDED:  # served by a read on the loop thread: run on the worker
+            if conf.get(name) is not None:
+                conf[name] = forwarding(conf[name], self._forward)  # type: ignore[arg-type]
         self._sync = Consumer(
             conf,
             interceptors=interceptors,
@@ -113,7 +117,6 @@ class AIOConsumer(AsyncClosing):
             value_deserializer=value_deserializer,
             strict=strict,
         )
-        self._worker = Worker("kheaders-aio-consumer", loop)
         self._ahead: deque[Item] = deque()
         self._bad = 0  # failures (exceptions) among the items of _ahead
         self._prefetch: concurrent.futures.Future[tuple[list[Item], int]] | None = None
@@ -134,6 +137,25 @@ class AIOConsumer(AsyncClosing):
         self._nested: queue.SimpleQueue[Any] | None = None
 
     # -- reading ----------------------------------------------------------------------------
+
+    def _forward(self, callback: Callable[..., object], *args: object) -> None:
+        """A config callback a read on the loop thread served: run on the worker, after its
+        current job; what it raises is raised by a later read (as confluent-kafka raises it
+        from the read that served it)."""
+        cf = self._worker.submit(callback, *args)
+        loop = self._loop
+
+        def done(cf: concurrent.futures.Future[object]) -> None:
+            exc = cf.exception()
+            if exc is not None:
+                with contextlib.suppress(RuntimeError):  # the loop is closed
+                    loop.call_soon_threadsafe(self._raise_later, exc)
+
+        cf.add_done_callback(done)
+
+    def _raise_later(self, exc: BaseException) -> None:
+        self._ahead.append(exc)
+        self._bad += 1
 
     def _fetch(self, num: int, timeout: float) -> tuple[list[Item], int]:
         """One bounded read, in reading order; failures become items. On the worker thread,

@@ -3,18 +3,21 @@ gives the loop a turn while it does.
 
 A zero-timeout read never waits on the network, but librdkafka serves its consumer queue
 in that call: besides records, the results and events that confluent-kafka turns into
-Python callbacks. A read on the loop thread is allowed only when none of those can run
-there: no rebalance callback (a coroutine one is run on the loop while the calling thread
-waits for it: on the loop thread, a deadlock), no config callback (``error_cb``,
-``stats_cb``, ``throttle_cb``, ``oauth_cb``, ``on_commit``, an interceptor's ``on_commit``,
-a ``logger``: user code documented to run on the worker thread, ``oauth_cb`` typically
-fetching a token over the network), and deserializers that are kheaders' built-ins (a
-user's, e.g. a schema registry lookup on a cache miss, may wait on the network).
-Interceptors' ``on_consume`` runs in the read, as ``on_send`` runs in ``produce``.
+Python callbacks. Those whose result librdkafka ignores (``error_cb``, ``throttle_cb``,
+``stats_cb``, a config ``on_commit``: :data:`FORWARDED`) are handed to the worker thread
+when a read on the loop thread serves them, so they still run where they are documented to
+run, in order. A read on the loop thread is not allowed at all when it could run anything
+else: a rebalance callback (a coroutine one is run on the loop while the calling thread
+waits for it: on the loop thread, a deadlock), ``oauth_cb`` (its token is needed at once,
+typically fetched over the network), a ``logger``, an interceptor's ``on_commit``, or a
+deserializer that is not one of kheaders' built-ins (a user's, e.g. a schema registry
+lookup on a cache miss, may wait on the network). Interceptors' ``on_consume`` runs in the
+read, as ``on_send`` runs in ``produce``.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 
 from kheaders._client.consumer import Consumer
@@ -32,8 +35,11 @@ TURN_AFTER = 0.005
 when the consumer did not wait since: a task reading a topic that never runs dry (and
 handling its records without awaiting) still lets timers and other tasks run."""
 
-SERVED_CALLBACKS = ("error_cb", "throttle_cb", "stats_cb", "oauth_cb", "on_commit", "logger")
-"""Config keys naming Python code librdkafka calls from inside a consumer read."""
+FORWARDED = ("error_cb", "throttle_cb", "stats_cb", "on_commit")
+"""Config callbacks a read serves whose result librdkafka ignores: a read on the loop thread
+hands them to the worker thread."""
+BLOCKING = ("oauth_cb", "logger")
+"""Config keys naming code a read serves that cannot be handed on: no reads on the loop."""
 
 _LOCAL_DESERIALIZERS = (
     BytesDeserializer,
@@ -54,9 +60,25 @@ def _local(deserialize: Callable[..., object] | None) -> bool:
 def loop_reads_allowed(config: Mapping[str, object], consumer: Consumer) -> bool:
     """Whether reads of records already held may run on the loop thread (see the module
     doc); rebalance callbacks, given later to ``subscribe``, are checked there."""
-    if any(config.get(name) is not None for name in SERVED_CALLBACKS):
+    if any(config.get(name) is not None for name in BLOCKING):
         return False
     if consumer.interceptors.on_commit:
         return False
     # the bound methods the kheaders Consumer calls (its own package's private state)
     return _local(consumer._key_de) and _local(consumer._value_de)
+
+
+def forwarding(
+    callback: Callable[..., object], forward: Callable[..., object]
+) -> Callable[..., None]:
+    """``callback`` for librdkafka: called as it is on any thread but the current one (the
+    loop's), handed to ``forward(callback, *args)`` there."""
+    loop_thread = threading.get_ident()
+
+    def call(*args: object) -> None:
+        if threading.get_ident() == loop_thread:
+            forward(callback, *args)
+        else:
+            callback(*args)
+
+    return call

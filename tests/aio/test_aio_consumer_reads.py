@@ -5,6 +5,7 @@ the worker thread, rebalance callbacks included while records flow."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 import uuid
 from typing import Any
@@ -19,6 +20,8 @@ from tests.aio.conftest import OpenConsumer, read_all
 from tests.aio.test_aio_loop import _assert_kept_ticking, _ticking
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+
+WORKER = "kheaders-aio-consumer"
 
 
 async def _fill(producer: AIOProducer, topic: str, count: int, partitions: int = 1) -> None:
@@ -71,19 +74,17 @@ async def test_records_already_held_are_read_on_the_loop_thread(
 @pytest.mark.parametrize(
     "setting",
     [
-        {"config": {"error_cb": lambda err: None}},
-        {"config": {"stats_cb": lambda stats: None, "statistics.interval.ms": 100}},
-        {"config": {"on_commit": lambda err, partitions: None}},
+        {"config": {"logger": logging.getLogger("aio-test")}},
         {"interceptors_on_commit": True},
         {"value_deserializer": "custom"},
     ],
-    ids=["error_cb", "stats_cb", "on_commit", "interceptor_on_commit", "user_deserializer"],
+    ids=["logger", "interceptor_on_commit", "user_deserializer"],
 )
-async def test_reads_stay_on_the_worker_when_a_read_could_run_user_callbacks(
+async def test_reads_stay_on_the_worker_when_a_read_could_run_user_code_on_the_loop(
     producer: AIOProducer, topic: str, open_consumer: OpenConsumer, setting: dict[str, Any]
 ) -> None:
-    """librdkafka serves config callbacks inside a read, and a user's deserializer may wait on
-    the network: with any of them, no read runs on the loop thread."""
+    """A logger and an interceptor's ``on_commit`` run inside the read that serves them, and a
+    user's deserializer may wait on the network: with any of them, no read runs on the loop."""
     await _fill(producer, topic, 1000)
     kwargs: dict[str, Any] = {}
     if "config" in setting:
@@ -108,7 +109,60 @@ async def test_reads_stay_on_the_worker_when_a_read_could_run_user_callbacks(
     await _held(consumer)
     await read_all(consumer, 999)
     assert threads.names
-    assert set(threads.names) == {"kheaders-aio-consumer"}
+    assert set(threads.names) == {WORKER}
+
+
+async def test_config_callbacks_a_loop_read_serves_run_on_the_worker(
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer
+) -> None:
+    """``stats_cb``, ``on_commit`` (and ``error_cb``, ``throttle_cb``) served by a read on the
+    loop thread are handed to the worker thread, where they are documented to run."""
+    await _fill(producer, topic, 3000)
+    ran: dict[str, list[str]] = {"stats": [], "commit": []}
+    config = {
+        "statistics.interval.ms": 100,
+        "stats_cb": lambda stats: ran["stats"].append(threading.current_thread().name),
+        "on_commit": lambda err, tps: ran["commit"].append(threading.current_thread().name),
+        "error_cb": lambda err: None,
+    }
+    threads = Threads()
+    consumer = await open_consumer(topic, interceptors=[threads], config=config)
+    await _held(consumer)
+    threads.names.clear()
+    await read_all(consumer, 2000)
+    await consumer.commit(asynchronous=True)
+    await read_all(consumer, 999)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 10
+    while not ran["commit"] or len(ran["stats"]) < 2:
+        assert loop.time() < deadline, f"callbacks seen: {ran}"
+        await consumer.consume(10, 0.05)
+    assert threading.current_thread().name in threads.names  # read on the loop thread
+    assert set(ran["stats"]) == {WORKER}
+    assert ran["commit"] == [WORKER]
+
+
+async def test_what_a_handed_on_callback_raises_is_raised_by_a_later_read(
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer
+) -> None:
+    await _fill(producer, topic, 10)
+
+    raised: list[bool] = []
+
+    def stats_cb(stats: str) -> None:
+        if not raised:  # once: close() serves stats too
+            raised.append(True)
+            raise ValueError("stats refused")
+
+    config = {"statistics.interval.ms": 100, "stats_cb": stats_cb}
+    consumer = await open_consumer(topic, config=config)
+
+    async def read_on() -> None:
+        for _ in range(100):  # 10 s at most: stats come every 0.1 s
+            await consumer.consume(10, 0.1)
+
+    with pytest.raises(ValueError, match="stats refused"):
+        await read_on()
 
 
 @pytest.mark.parametrize("how", ["consume", "async for"])
