@@ -401,6 +401,11 @@ class AIOConsumer(AsyncClosing):
             if self._closed:
                 raise StopAsyncIteration
             if self._ahead:
+                now = self._loop.time()
+                if now - self._turned >= TURN_AFTER:  # records handled for a while: a turn
+                    self._turned = now
+                    await asyncio.sleep(0)
+                    continue
                 if self._bad:
                     msg = self._take(1)[0]
                 else:  # the usual case, kept lean: one record handed

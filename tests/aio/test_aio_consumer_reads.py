@@ -170,20 +170,21 @@ async def test_ticker_keeps_ticking_while_held_records_are_read_on_the_loop(
     producer: AIOProducer, topic: str, open_consumer: OpenConsumer, how: str
 ) -> None:
     """Records that are always there never make a read wait: the consumer gives the loop a
-    turn every so many records instead, so other tasks run while a task reads."""
+    turn every few milliseconds instead (in ``async for`` between records), so other tasks
+    run while a task reads."""
     count = 20_000
     await _fill(producer, topic, count)
     consumer = await open_consumer(topic)
     await _held(consumer)
 
-    def work() -> int:  # about 50 µs of the application's own work per record
-        return sum(range(600))
+    def work() -> int:  # about 20 µs of the application's own work per record
+        return sum(range(250))
 
     async def read() -> None:
         seen = 0
         if how == "consume":
             while seen < count - 1:
-                for _ in await consumer.consume(500, 5):
+                for _ in await consumer.consume(100, 5):  # handled without awaiting
                     work()
                     seen += 1
         else:
@@ -194,6 +195,7 @@ async def test_ticker_keeps_ticking_while_held_records_are_read_on_the_loop(
                     break
 
     duration, gaps = await _ticking(read())
+    assert gaps, f"the ticker never ran in {duration:.2f}s of reading"
     _assert_kept_ticking(duration, gaps)
 
 
