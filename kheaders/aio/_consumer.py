@@ -23,6 +23,7 @@ import contextlib
 import contextvars
 import inspect
 import queue
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Self
@@ -47,6 +48,9 @@ ITER_BATCH = 500
 CLOSE_TIMEOUT = 30.0
 """Seconds ``close()`` waits for librdkafka to leave the group before giving up on it."""
 
+_clock = time.monotonic
+"""For the loop's turns: a C call per record in ``async for`` (``loop.time()`` is a Python
+method, several times the cost)."""
 _STORE = "enable.auto.offset.store"
 _REBALANCE_CALLBACKS = ("on_assign", "on_revoke", "on_lost")
 
@@ -125,7 +129,7 @@ class AIOConsumer(AsyncClosing):
         self._generation = 0  # bumped by seek and close: reads in flight then land nothing
         self._loop_reads = loop_reads_allowed(conf, self._sync)
         self._rebalancing = False  # rebalance callbacks given to subscribe
-        self._turned = loop.time()  # when a read last let the loop have a turn
+        self._turned = _clock()  # when a read last let the loop have a turn
         self._unstored: list[Message] = []  # handed to the application, offsets not stored
         self._storing = False  # _store_handed is scheduled
         # partitions assigned, when only assign() can change them (None: ask librdkafka)
@@ -239,7 +243,7 @@ class AIOConsumer(AsyncClosing):
         try:
             await landed  # cancelled: the read still lands (see _land)
         finally:
-            self._turned = self._loop.time()
+            self._turned = _clock()
 
     def _read_here(self, num: int) -> None:
         """Read what librdkafka already holds, on the loop thread, in a copy of the calling
@@ -263,7 +267,7 @@ class AIOConsumer(AsyncClosing):
     async def _read_ready(self, num: int) -> None:
         """Read held records on the loop thread, after giving the loop a turn when it had
         none for ``TURN_AFTER`` seconds."""
-        now = self._loop.time()
+        now = _clock()
         if now - self._turned >= TURN_AFTER:
             await asyncio.sleep(0)
             self._turned = now
@@ -401,7 +405,7 @@ class AIOConsumer(AsyncClosing):
             if self._closed:
                 raise StopAsyncIteration
             if self._ahead:
-                now = self._loop.time()
+                now = _clock()
                 if now - self._turned >= TURN_AFTER:  # records handled for a while: a turn
                     self._turned = now
                     await asyncio.sleep(0)
@@ -418,6 +422,8 @@ class AIOConsumer(AsyncClosing):
                 if not self._reads_here:
                     self._prefetch_next(ITER_BATCH)
                 return msg
+            if self._unstored:  # stored before reading on: those records can go now
+                self._store_handed()
             if self._may_read_here():
                 await self._read_ready(ITER_BATCH)
                 if self._ahead or self._closed:
