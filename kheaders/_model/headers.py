@@ -605,8 +605,9 @@ def plain_pairs(headers: Headers) -> Headers:
     return headers
 
 
-def received(items: list[tuple[str, bytes | None]]) -> Headers:
-    """Read-only Headers over the pairs of a received record (librdkafka's list), unchecked.
+def received(items: Iterable[tuple[str, bytes | None]]) -> Headers:
+    """Read-only Headers over pairs already valid (a received record's list from librdkafka, or
+    the snapshot a delivery report kept), unchecked.
 
     The pairs are not copied one by one nor made :class:`Header` (that happens when read);
     this is the whole per-record cost of giving a consumed record its Headers.

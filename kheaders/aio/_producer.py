@@ -24,7 +24,7 @@ from kheaders._client.producer import Producer
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
-from kheaders._model.headers import Headers, HeaderTypes, _list_extend, _new_headers
+from kheaders._model.headers import Headers, HeaderTypes, received
 from kheaders._model.limits import HeaderLimits
 from kheaders.aio._closing import AsyncClosing
 from kheaders.aio._parking import LoopProducer, ParkingProducer
@@ -56,13 +56,7 @@ class _Delivery(asyncio.Future):  # type: ignore[type-arg]
 
     def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
         sent = self.sent
-        if type(sent) is tuple:  # received(sent), inlined: this runs once per record
-            headers = _new_headers(Headers)
-            _list_extend(headers, sent)
-            headers._read_only = True
-            msg.set_headers(headers)
-        else:
-            msg.set_headers(sent)
+        msg.set_headers(received(sent) if type(sent) is tuple else sent)  # read_only(sent)
         self._err = err
         self._value = msg
         self._queue(self)
