@@ -20,6 +20,7 @@ from kheaders._codec.struct import TaggedStruct
 from kheaders._codec.values import BOOL, JSON, LONG, TEXT, TEXT_LENIENT, UUID, VARLONG
 from kheaders._errors import (
     BrokerUnavailableError,
+    CloudEventError,
     ConfigurationError,
     DecodeError,
     DeserializationError,
@@ -92,6 +93,7 @@ __all__ = [
     "BytesDeserializer",
     "BytesSerializer",
     "Closeable",
+    "CloudEventError",
     "Configurable",
     "ConfigurationError",
     "Consumer",

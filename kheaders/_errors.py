@@ -10,7 +10,8 @@ KHeadersError
 ├── SerializationError       (also ValueError)    a key/value serializer failed for one record
 ├── DeserializationError     (also ValueError)    a deserializer failed; carries the raw record
 ├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
-└── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
+├── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
+└── CloudEventError          (also ValueError)    not a valid CloudEvent; names the attribute
 ```
 
 Every leaf also inherits the builtin it refines, so code that catches ``ValueError`` or
@@ -101,3 +102,17 @@ def held_failures(failures: list[DeserializationError]) -> HeldFailuresError:
 
 class BrokerUnavailableError(KHeadersError, RuntimeError):
     """No Kafka-protocol broker could be found or started."""
+
+
+class CloudEventError(KHeadersError, ValueError):
+    """A CloudEvent (or the record carrying one) breaks the CloudEvents spec or its Kafka
+    binding. ``attribute`` names the attribute (or header) at fault when there is one; the
+    message never shows an attribute's value.
+
+    Raised by :mod:`kheaders.cloudevents`; inside a producer or consumer it reaches the
+    application chained to the SerializationError or DeserializationError of that record.
+    """
+
+    def __init__(self, message: str, *, attribute: str | None = None) -> None:
+        self.attribute = attribute
+        super().__init__(message)
