@@ -40,9 +40,8 @@ class CloudEventSerializer:
     >>> CloudEventSerializer().serialize("t", h, {"specversion": "1.0", "id": "1",
     ...     "source": "/s", "type": "demo", "datacontenttype": "text/plain", "data": "hi"})
     b'hi'
-    >>> h.to_list()  # doctest: +NORMALIZE_WHITESPACE
-    [('ce_specversion', b'1.0'), ('ce_id', b'1'), ('ce_source', b'/s'),
-     ('ce_type', b'demo'), ('content-type', b'text/plain')]
+    >>> h.keys()
+    ['ce_specversion', 'ce_id', 'ce_source', 'ce_type', 'content-type']
 
     Raises ConfigurationError for an unknown mode; per record, CloudEventError (naming the
     topic and the attribute) for an event the spec does not allow.
