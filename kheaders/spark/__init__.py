@@ -13,6 +13,12 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     ) from exc
 
 from kheaders.spark._arrow import HEADERS_TYPE, arrow_schema, kafka_schema
+from kheaders.spark._cloudevents import (
+    cloudevent_attribute,
+    cloudevent_columns,
+    cloudevent_time,
+    register_cloudevent_functions,
+)
 from kheaders.spark._cluster import check_workers
 from kheaders.spark._compact import compact
 from kheaders.spark._errors import (
@@ -55,6 +61,9 @@ __all__ = [
     "WorkerSetupError",
     "arrow_schema",
     "check_workers",
+    "cloudevent_attribute",
+    "cloudevent_columns",
+    "cloudevent_time",
     "compact",
     "header_last",
     "header_long",
@@ -70,6 +79,7 @@ __all__ = [
     "prepare_local_spark",
     "read_kafka",
     "register",
+    "register_cloudevent_functions",
     "register_functions",
     "set_header",
     "trace_id",
