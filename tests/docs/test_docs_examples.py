@@ -117,6 +117,8 @@ assert state[b"k"].value() == b"v2"   # the higher version wins over the later o
         ),
     ],
     "docs/aio.md": [Elsewhere("tests/docs/test_docs_aio.py")] * 3,
+    "docs/cloudevents.md": [Elsewhere("tests/cloudevents/test_docs.py")] * 11
+    + [Elsewhere("tests/spark/test_cloudevents.py")],
     "docs/architecture.md": [],
     "docs/clients.md": [
         Elsewhere("tests/docs/test_docs_clients.py"),

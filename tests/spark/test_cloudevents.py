@@ -1,8 +1,12 @@
-"""CloudEvents attributes as columns from the kheaders data source (native SQL, local Spark)."""
+"""CloudEvents attributes as columns from the kheaders data source (native SQL, local Spark),
+and the Spark example of docs/cloudevents.md."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -17,6 +21,10 @@ from kheaders.spark import (
 )
 
 pytestmark = pytest.mark.integration
+DOC = Path(__file__).resolve().parents[2] / "docs" / "cloudevents.md"
+(SPARK_EXAMPLE,) = [
+    b for b in re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S) if "kheaders.spark" in b
+]
 AT = datetime(2018, 4, 5, 3, 56, 24, tzinfo=UTC)
 
 
@@ -88,3 +96,10 @@ def test_attributes_as_columns_in_both_modes(
     assert sql[0]["time"] == AT.replace(tzinfo=None)
     with pytest.raises(CloudEventError, match="lower-case"):
         cloudevent_attribute("Bad")
+
+    namespace: dict[str, Any] = {"df": df, "spark": spark}
+    exec(compile(SPARK_EXAMPLE, "docs/cloudevents.md", "exec"), namespace)
+    events = namespace["events"].orderBy("offset").collect()
+    assert [r["ce_comexampleext"] for r in events] == ["x", "x", None, None]
+    types = {r["type"]: r["n"] for r in namespace["types"].collect()}
+    assert types == {"com.example.someevent": 2, "t": 1, None: 1}
