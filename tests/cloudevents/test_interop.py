@@ -18,7 +18,13 @@ import confluent_kafka
 import pytest
 from confluent_kafka import TopicPartition
 
-from kheaders import Consumer, Producer
+from kheaders import (
+    CloudEventError,
+    Consumer,
+    DeserializationError,
+    Producer,
+    SerializationError,
+)
 from kheaders.aio import AIOProducer
 from kheaders.cloudevents import CloudEventDeserializer, CloudEventSerializer, Event
 
@@ -178,3 +184,45 @@ def test_the_async_producer_writes_events_the_sdk_reads(bootstrap: str, topic: s
     asyncio.run(send())
     for sent, record in zip(events, raw_read(bootstrap, topic, len(events)), strict=True):
         same(sent, kafka.from_kafka(as_sdk_message(record), JSONFormat()))
+
+
+def test_invalid_events_fail_their_record_only_with_the_cause_chained(
+    bootstrap: str, topic: str
+) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap}, value_serializer=CloudEventSerializer())
+    with pytest.raises(SerializationError) as sent:
+        producer.produce(topic, {"specversion": "1.0", "id": "1", "source": "/s"})
+    assert isinstance(sent.value.__cause__, CloudEventError)
+    assert sent.value.__cause__.attribute == "type"
+    raw = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
+    raw.produce(topic, value=b"x", headers=[("ce_id", b"1"), ("ce_id", b"2")])
+    raw.produce(
+        topic,
+        value=None,
+        headers=[
+            ("ce_specversion", b"1.0"),
+            ("ce_id", b"2"),
+            ("ce_source", b"/s"),
+            ("ce_type", b"t"),
+        ],
+    )
+    assert raw.flush(30) == 0
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "ce-bad"},
+        value_deserializer=CloudEventDeserializer(),
+    )
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    failures: list[DeserializationError] = []
+    good: list[Any] = []
+    deadline = time.monotonic() + 30
+    while len(failures) + len(good) < 2 and time.monotonic() < deadline:
+        try:
+            good.extend(consumer.consume(2, 0.5))
+        except DeserializationError as exc:
+            failures.append(exc)
+    consumer.close()
+    (failure,) = failures
+    assert isinstance(failure.__cause__, CloudEventError)
+    assert failure.__cause__.attribute == "id"
+    assert failure.message.value() == b"x"  # the raw record, for a dead-letter topic
+    assert [m.value().id for m in good] == ["2"]
