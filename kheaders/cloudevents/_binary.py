@@ -117,4 +117,4 @@ def read(topic: str, headers: Headers, value: bytes | None, data: Deserializer |
     decoded = _data.decode(
         topic, headers, value, content_type if isinstance(content_type, str) else None, data
     )
-    return Event(event.attributes, decoded)
+    return event.with_data(decoded)

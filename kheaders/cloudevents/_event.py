@@ -66,6 +66,18 @@ class Event:
             base["time"] = time
         return cls({**base, **attributes}, data)
 
+    @classmethod
+    def _trusted(cls, attributes: Mapping[str, AttributeValue], data: object) -> Event:
+        """An event from attributes already checked (this module's callers only)."""
+        event = object.__new__(cls)
+        object.__setattr__(event, "attributes", MappingProxyType(dict(attributes)))
+        object.__setattr__(event, "data", data)
+        return event
+
+    def with_data(self, data: object) -> Event:
+        """This event with ``data`` instead of its own (the attributes are not checked again)."""
+        return Event._trusted(self.attributes, data)
+
     def __getitem__(self, name: str) -> AttributeValue:
         value: AttributeValue = self.attributes[name]
         return value

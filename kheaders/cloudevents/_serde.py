@@ -99,7 +99,7 @@ class CloudEventSerializer:
         implied = _data.default_content_type(event.data)
         if implied is None:
             return event
-        return Event({**event.attributes, DATACONTENTTYPE: implied}, event.data)
+        return Event._trusted({**event.attributes, DATACONTENTTYPE: implied}, event.data)
 
 
 class StructuredCloudEventSerializer(CloudEventSerializer):

@@ -143,4 +143,4 @@ def _event_of(
     elif payload is not None and data is not None:
         text = payload if isinstance(payload, str) else json.dumps(payload)
         payload = data.deserialize(topic, headers, text.encode("utf-8"))
-    return event if payload is None else Event(event.attributes, payload)
+    return event if payload is None else event.with_data(payload)

@@ -40,7 +40,7 @@ def event_from_headers(event: Event, headers: Headers) -> Event:
     state = headers.last_value(TRACESTATE)
     if state is not None and TRACESTATE not in event.attributes and _valid_state(state):
         added[TRACESTATE] = state.decode("utf-8", "replace").strip()
-    return Event({**event.attributes, **added}, event.data)
+    return Event._trusted({**event.attributes, **added}, event.data)  # both parsed valid
 
 
 def headers_from_event(event: Event, headers: Headers) -> None:
