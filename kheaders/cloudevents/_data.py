@@ -1,7 +1,8 @@
 """An event's data to bytes and back, by its ``datacontenttype``.
 
-Without a data (de)serializer: ``bytes`` go as they are, ``str`` as UTF-8, anything else as
-compact JSON (``datacontenttype`` defaulting to ``application/json``). Reading gives JSON
+Without a data (de)serializer: ``bytes`` go as they are, ``str`` as UTF-8 (binary mode's
+``datacontenttype`` defaulting to ``text/plain; charset=utf-8``), anything else as compact
+JSON (defaulting to ``application/json``). Reading gives JSON
 media types (``application/json``, ``text/json``, ``*/*+json``) as the decoded value,
 ``text/*`` as ``str`` and every other type (or none) as ``bytes``.
 """
@@ -31,10 +32,15 @@ def is_text(content_type: str | None) -> bool:
     return content_type is not None and media_type(content_type).startswith("text/")
 
 
+TEXT_TYPE = "text/plain; charset=utf-8"
+
+
 def default_content_type(data: object) -> str | None:
-    """The ``datacontenttype`` implied for ``data`` when the event has none: JSON for
-    anything that is not bytes or text."""
-    return None if data is None or isinstance(data, bytes | bytearray | str) else JSON_TYPE
+    """The ``datacontenttype`` binary mode implies for ``data`` when the event has none and
+    the default encoding writes it: UTF-8 text for ``str``, JSON for anything but bytes."""
+    if data is None or isinstance(data, bytes | bytearray | memoryview):
+        return None
+    return TEXT_TYPE if isinstance(data, str) else JSON_TYPE
 
 
 def encode(topic: str, data: object, serializer: Serializer | None) -> bytes:

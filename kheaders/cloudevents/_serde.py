@@ -92,8 +92,8 @@ class CloudEventSerializer:
         return out
 
     def _implied_content_type(self, event: Event) -> Event:
-        """``event`` with ``datacontenttype: application/json`` when its data is neither
-        bytes nor text, it has none, and the default encoding (JSON) writes it."""
+        """``event`` with the ``datacontenttype`` the default encoding implies for its data
+        (UTF-8 text, JSON) when it has none and no data serializer is set."""
         if self._data is not None or DATACONTENTTYPE in event.attributes:
             return event
         implied = _data.default_content_type(event.data)

@@ -363,3 +363,15 @@ def test_an_invalid_trace_header_is_not_copied() -> None:
     assert "traceparent" not in read([*ce(), ("traceparent", b"garbage")], None).attributes
     h, _ = write({**BASE, "traceparent": "garbage"})
     assert "traceparent" not in h
+
+
+def test_binary_mode_implies_the_content_type_of_text_and_json_data_it_encodes() -> None:
+    h, value = write({**BASE, "data": "héllo"})
+    assert h.last_value("content-type") == b"text/plain; charset=utf-8"
+    assert read(h, value).data == "héllo"
+    h, value = write({**BASE, "data": [1]})
+    assert h.last_value("content-type") == b"application/json"
+    assert read(h, value).data == [1]
+    h, value = write({**BASE, "data": b"\x01"})
+    assert "content-type" not in h
+    assert read(h, value).data == b"\x01"

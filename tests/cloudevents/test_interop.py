@@ -25,7 +25,7 @@ from kheaders import (
     Producer,
     SerializationError,
 )
-from kheaders.aio import AIOProducer
+from kheaders.aio import AIOConsumer, AIOProducer
 from kheaders.cloudevents import CloudEventDeserializer, CloudEventSerializer, Event
 
 kafka = pytest.importorskip("cloudevents.core.bindings.kafka")
@@ -170,20 +170,41 @@ def test_the_user_key_is_the_record_key_partitionkey_stays_an_attribute(
     assert dict(record.headers())["ce_partitionkey"] == b"pk-1"
 
 
-def test_the_async_producer_writes_events_the_sdk_reads(bootstrap: str, topic: str) -> None:
+def test_the_async_clients_write_events_the_sdk_reads_and_read_the_sdks(
+    bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
     events = sdk_events()
+    mine, theirs = topic_factory(), topic_factory()
+    raw = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
+    for event in events:
+        message = kafka.to_binary(event, JSONFormat())
+        raw.produce(theirs, value=message.value, headers=list(message.headers.items()))
+    assert raw.flush(30) == 0
 
-    async def send() -> None:
+    async def run() -> list[Any]:
         producer = AIOProducer(
             {"bootstrap.servers": bootstrap}, value_serializer=CloudEventSerializer("structured")
         )
-        futures = [await producer.produce(topic, event) for event in events]
+        futures = [await producer.produce(mine, event) for event in events]
         await asyncio.wait_for(asyncio.gather(*futures), 30)
         await producer.close()
+        consumer = AIOConsumer(
+            {"bootstrap.servers": bootstrap, "group.id": "ce-aio"},
+            value_deserializer=CloudEventDeserializer(),
+        )
+        await consumer.assign([TopicPartition(theirs, 0, 0)])
+        got: list[Any] = []
+        deadline = time.monotonic() + 30
+        while len(got) < len(events) and time.monotonic() < deadline:
+            got.extend(await consumer.consume(len(events), 0.5))
+        await consumer.close()
+        return got
 
-    asyncio.run(send())
-    for sent, record in zip(events, raw_read(bootstrap, topic, len(events)), strict=True):
+    read = asyncio.run(run())
+    for sent, record in zip(events, raw_read(bootstrap, mine, len(events)), strict=True):
         same(sent, kafka.from_kafka(as_sdk_message(record), JSONFormat()))
+    for sent, record in zip(events, read, strict=True):
+        same(sent, record.value())
 
 
 def test_invalid_events_fail_their_record_only_with_the_cause_chained(
