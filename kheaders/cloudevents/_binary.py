@@ -42,9 +42,10 @@ def write(event: Event, headers: Headers) -> None:
 
     Raises CloudEventError naming an attribute whose name the spec does not allow.
     """
+    for name in event.attributes:
+        check_name(name, writing=True)  # all first: a refused event leaves headers alone
     clear(headers)
     for name, value in event.attributes.items():
-        check_name(name, writing=True)
         text = as_text(value).encode("utf-8")
         if name == DATACONTENTTYPE:
             headers.add(CONTENT_TYPE, text)

@@ -375,3 +375,10 @@ def test_binary_mode_implies_the_content_type_of_text_and_json_data_it_encodes()
     h, value = write({**BASE, "data": b"\x01"})
     assert "content-type" not in h
     assert read(h, value).data == b"\x01"
+
+
+def test_a_refused_event_leaves_the_records_headers_alone() -> None:
+    h = Headers([("ce_id", b"old"), ("keep", b"k")])
+    with pytest.raises(CloudEventError, match="21 characters"):
+        write(Event({**BASE, "a" * 21: "x"}), headers=h)
+    assert h.to_list() == [("ce_id", b"old"), ("keep", b"k")]
