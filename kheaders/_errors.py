@@ -9,6 +9,7 @@ KHeadersError
 ├── ConfigurationError       (also ValueError)    a bad setting (names the key at fault)
 ├── SerializationError       (also ValueError)    a key/value serializer failed for one record
 ├── DeserializationError     (also ValueError)    a deserializer failed; carries the raw record
+│   └── IntegrityError                            a protected record failed decryption or verification
 ├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
 └── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
 ```
@@ -101,3 +102,11 @@ def held_failures(failures: list[DeserializationError]) -> HeldFailuresError:
 
 class BrokerUnavailableError(KHeadersError, RuntimeError):
     """No Kafka-protocol broker could be found or started."""
+
+
+class IntegrityError(DeserializationError):
+    """A protected record (``kheaders.protect``) was refused: it does not decrypt or verify, its
+    protection headers are malformed, missing where required, or name an unknown key id,
+    algorithm or version, or its context is not accepted. The message names the key id (never
+    key bytes or plaintext); raised by the consumer, it also names topic, partition and offset
+    and carries the raw record (``message``), so it takes the dead-letter path."""

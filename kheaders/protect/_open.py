@@ -1,0 +1,227 @@
+"""Checking one record on the way in: verify the signature, then decrypt the value.
+
+Every refusal is an :class:`~kheaders.IntegrityError` whose message says what was wrong and
+names the key id (as the record states it, escaped); never key bytes or the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from cryptography.exceptions import InvalidSignature, InvalidTag
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from kheaders._errors import DecodeError, IntegrityError
+from kheaders._model.keys import shown
+from kheaders._model.redact import printable
+from kheaders.protect._crypto import KeyCache, UnknownKeyError
+from kheaders.protect._format import (
+    AES_256_GCM,
+    ED25519,
+    NONCE_SIZE,
+    PROTECT_HEADER,
+    SIGN_HEADER,
+    SIGNATURE_HEADER,
+    SIGNATURE_SIZE,
+    TAG_SIZE,
+    ProtectionHeader,
+    SignatureParams,
+    aad,
+    bound_section,
+    signed_bytes,
+)
+
+Pairs = Iterable[tuple[str, bytes | None]]
+K = TypeVar("K")
+
+
+def refused(reason: str) -> IntegrityError:
+    """The IntegrityError for a refused record (the consumer adds where it was)."""
+    return IntegrityError(f"protected record refused: {reason}", message=None, field="value")
+
+
+@dataclass(frozen=True, slots=True)
+class Marks:
+    """The format's headers of one record (each at most once)."""
+
+    protect: bytes | None = None
+    sign: bytes | None = None
+    signature: bytes | None = None
+
+    @classmethod
+    def of(cls, pairs: Pairs) -> Marks:
+        """Collect them. Raises IntegrityError for one present twice (or null)."""
+        seen: dict[str, bytes] = {}
+        for k, v in pairs:
+            if k == PROTECT_HEADER or k == SIGN_HEADER or k == SIGNATURE_HEADER:  # noqa: PLR1714
+                if k in seen:
+                    raise refused(f"header {k!r} appears more than once (protected twice?)")
+                if v is None:
+                    raise refused(f"header {k!r} is null")
+                seen[k] = v
+        if not seen:
+            return _NONE
+        return cls(seen.get(PROTECT_HEADER), seen.get(SIGN_HEADER), seen.get(SIGNATURE_HEADER))
+
+
+_NONE = Marks()
+
+
+def parse_protection(raw: bytes) -> ProtectionHeader:
+    """Decode a ``kheaders.protect`` value. Raises IntegrityError: malformed, newer version,
+    unknown algorithm, bad nonce size."""
+    try:
+        header = ProtectionHeader.from_bytes(raw)
+    except DecodeError as exc:
+        raise refused(f"malformed {PROTECT_HEADER!r} header: {exc}") from None
+    if header.alg != AES_256_GCM:
+        raise refused(f"unknown algorithm {shown(header.alg)} (kid={shown(header.kid)})")
+    if len(header.nonce) != NONCE_SIZE:
+        raise refused(
+            f"nonce of {len(header.nonce)} bytes, {NONCE_SIZE} needed (kid={shown(header.kid)})"
+        )
+    return header
+
+
+def parse_params(raw: bytes) -> SignatureParams:
+    """Decode a ``kheaders.sign`` value. Raises IntegrityError: malformed, newer version,
+    unknown algorithm."""
+    try:
+        params = SignatureParams.from_bytes(raw)
+    except DecodeError as exc:
+        raise refused(f"malformed {SIGN_HEADER!r} header: {exc}") from None
+    if params.alg != ED25519:
+        raise refused(
+            f"unknown signature algorithm {shown(params.alg)} (kid={shown(params.kid)})"
+        )
+    return params
+
+
+class Opener:
+    """Verifies (with ``verifier``) and decrypts (with ``aead``) records read in an accepted
+    context (``contexts``, else the topic read). ``require_signature`` / ``require_encryption``
+    refuse records without them; a tombstone (null value) needs no encryption.
+    """
+
+    __slots__ = ("_aead", "_contexts", "_verifier", "require_encryption", "require_signature")
+
+    def __init__(
+        self,
+        aead: KeyCache[AESGCM] | None,
+        verifier: KeyCache[Ed25519PublicKey] | None,
+        contexts: Collection[str] | None = None,
+        *,
+        require_encryption: bool,
+        require_signature: bool,
+    ) -> None:
+        self._aead = aead
+        self._verifier = verifier
+        self._contexts = None if contexts is None else frozenset(contexts)
+        self.require_encryption = require_encryption
+        self.require_signature = require_signature
+
+    def open(
+        self, topic: str, pairs: Iterable[tuple[str, bytes | None]], key: bytes | None,
+        value: bytes | None,
+    ) -> bytes | None:  # fmt: skip
+        """The plaintext value of a record read from ``topic``. Raises IntegrityError."""
+        pairs = list(pairs)
+        marks = Marks.of(pairs)
+        if marks.sign is not None or marks.signature is not None:
+            if self._verifier is not None:
+                self._verify(topic, marks, pairs, key, value)
+        elif self.require_signature:
+            raise refused("not signed, and a signature is required")
+        if marks.protect is None:
+            if value is not None and self.require_encryption:
+                raise refused("not encrypted, and encryption is required")
+            return value
+        return self._decrypt(topic, marks.protect, pairs, key, value)
+
+    def _accept(self, context: str, topic: str, kid: str) -> None:
+        accepted = self._contexts if self._contexts is not None else (topic,)
+        if context not in accepted:
+            raise refused(
+                f"protected for context {shown(context)}, which this reader does not accept"
+                f" (kid={shown(kid)})"
+            )
+
+    def _verify(
+        self, topic: str, marks: Marks, pairs: list[tuple[str, bytes | None]],
+        key: bytes | None, value: bytes | None,
+    ) -> None:  # fmt: skip
+        if marks.sign is None or marks.signature is None:
+            missing = SIGN_HEADER if marks.sign is None else SIGNATURE_HEADER
+            raise refused(f"signed, but its {missing!r} header is missing")
+        params = parse_params(marks.sign)
+        kid = shown(params.kid)
+        self._accept(params.context, topic, params.kid)
+        verifier = self._verifier
+        assert verifier is not None
+        public = _key(verifier, params.kid)
+        if len(marks.signature) != SIGNATURE_SIZE:
+            raise refused(f"signature of {len(marks.signature)} bytes (kid={kid})")
+        names = frozenset(params.bound) | {PROTECT_HEADER}
+        data = signed_bytes(marks.sign, key, value, bound_section(pairs, names))
+        try:
+            public.verify(marks.signature, data)
+        except InvalidSignature:
+            raise refused(
+                f"bad signature (kid={kid}): the key, value, a bound header, the context"
+                " or the signature was altered, or another key signed it"
+            ) from None
+
+    def _decrypt(
+        self, topic: str, raw: bytes, pairs: list[tuple[str, bytes | None]],
+        key: bytes | None, value: bytes | None,
+    ) -> bytes:  # fmt: skip
+        header = parse_protection(raw)
+        kid = shown(header.kid)
+        self._accept(header.context, topic, header.kid)
+        if self._aead is None:
+            raise refused(f"encrypted (kid={kid}), and this reader has no encryption keyring")
+        cipher = _key(self._aead, header.kid)
+        if value is None:
+            raise refused(f"encrypted, but its value is null (kid={kid})")
+        if len(value) < TAG_SIZE:
+            raise refused(
+                f"value of {len(value)} bytes is too short to hold the {TAG_SIZE}-byte tag"
+                f" (kid={kid})"
+            )
+        data = aad(raw, key, bound_section(pairs, frozenset(header.bound)))
+        try:
+            return cipher.decrypt(header.nonce, value, data)
+        except InvalidTag:
+            raise refused(
+                f"does not decrypt (kid={kid}, alg={header.alg}): the key, value, nonce, a"
+                " bound header or the protection header was altered, or the key is not the one"
+                " that encrypted it"
+            ) from None
+
+
+def _key(cache: KeyCache[K], key_id: str) -> K:
+    try:
+        return cache.get(key_id)
+    except UnknownKeyError:
+        raise refused(f"unknown {cache.purpose} key id {shown(key_id)}") from None
+    except ValueError:
+        raise refused(
+            f"the {cache.purpose} key under id {shown(key_id)} is not usable"
+        ) from None
+
+
+def describe(pairs: Pairs) -> str | None:
+    """``<encrypted kid=... alg=...>`` for a record with one readable ``kheaders.protect``
+    header, ``<protected: ...>`` when it is malformed, ``None`` when there is none (for
+    ``kheaders tail``; reads headers only)."""
+    try:
+        marks = Marks.of(pairs)
+        if marks.protect is None:
+            return None
+        header = parse_protection(marks.protect)
+    except IntegrityError as exc:
+        return f"<protected, unreadable: {printable(str(exc))}>"
+    return f"<encrypted kid={printable(header.kid)} alg={printable(header.alg)}>"
