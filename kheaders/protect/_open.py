@@ -141,6 +141,14 @@ class Opener:
             return value
         return self._decrypt(topic, marks.protect, pairs, key, value)
 
+    def __repr__(self) -> str:
+        contexts = "the topic read" if self._contexts is None else sorted(self._contexts)
+        return (
+            f"<Opener decrypt={self._aead!r} verify={self._verifier!r} contexts={contexts}"
+            f" require_encryption={self.require_encryption}"
+            f" require_signature={self.require_signature}>"
+        )
+
     def _accept(self, context: str, topic: str, kid: str) -> None:
         accepted = self._contexts if self._contexts is not None else (topic,)
         if context not in accepted:

@@ -237,4 +237,4 @@ class UnprotectingDeserializer:
         return value if self._inner is None else self._inner(topic, headers, value)
 
     def __repr__(self) -> str:
-        return f"UnprotectingDeserializer({self._inner!r})"
+        return f"UnprotectingDeserializer({self._inner!r}, {self._opener!r})"
