@@ -80,7 +80,8 @@ def public_key_of(seed: bytes) -> bytes:
     """The 32 raw public-key bytes of an Ed25519 private seed (for consumers' keyrings)."""
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-    return Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes(
-        Encoding.Raw, PublicFormat.Raw
+    return (
+        Ed25519PrivateKey.from_private_bytes(seed)
+        .public_key()
+        .public_bytes(Encoding.Raw, PublicFormat.Raw)
     )
-

@@ -105,7 +105,9 @@ class StaticKeyring:
     # -- built from text, config, the environment, files ------------------------------------
 
     @classmethod
-    def from_text(cls, text: str, current: str | None = None, *, source: str = "keys") -> StaticKeyring:
+    def from_text(
+        cls, text: str, current: str | None = None, *, source: str = "keys"
+    ) -> StaticKeyring:
         """Keys written ``kid:base64[,kid:base64...]`` (whitespace ignored).
 
         Raises ConfigurationError naming ``source`` and the entry's key id (never its bytes).

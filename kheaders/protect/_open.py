@@ -56,7 +56,7 @@ class Marks:
         """Collect them. Raises IntegrityError for one present twice (or null)."""
         seen: dict[str, bytes] = {}
         for k, v in pairs:
-            if k == PROTECT_HEADER or k == SIGN_HEADER or k == SIGNATURE_HEADER:  # noqa: PLR1714
+            if k in (PROTECT_HEADER, SIGN_HEADER, SIGNATURE_HEADER):
                 if k in seen:
                     raise refused(f"header {k!r} appears more than once (protected twice?)")
                 if v is None:
@@ -94,9 +94,7 @@ def parse_params(raw: bytes) -> SignatureParams:
     except DecodeError as exc:
         raise refused(f"malformed {SIGN_HEADER!r} header: {exc}") from None
     if params.alg != ED25519:
-        raise refused(
-            f"unknown signature algorithm {shown(params.alg)} (kid={shown(params.kid)})"
-        )
+        raise refused(f"unknown signature algorithm {shown(params.alg)} (kid={shown(params.kid)})")
     return params
 
 
@@ -216,9 +214,7 @@ def _key(cache: KeyCache[K], key_id: str) -> K:
     except UnknownKeyError:
         raise refused(f"unknown {cache.purpose} key id {shown(key_id)}") from None
     except ValueError:
-        raise refused(
-            f"the {cache.purpose} key under id {shown(key_id)} is not usable"
-        ) from None
+        raise refused(f"the {cache.purpose} key under id {shown(key_id)} is not usable") from None
 
 
 def describe(pairs: Pairs) -> str | None:

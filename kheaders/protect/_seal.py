@@ -112,9 +112,7 @@ class Sealer:
         headers.add(PROTECT_HEADER, header)
         return sealed
 
-    def _sign(
-        self, context: str, headers: Headers, key: bytes | None, value: bytes | None
-    ) -> None:
+    def _sign(self, context: str, headers: Headers, key: bytes | None, value: bytes | None) -> None:
         signer = self._signer
         assert signer is not None
         kid = signer.keyring.current_id()

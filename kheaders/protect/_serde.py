@@ -45,7 +45,7 @@ _KEY_MISSING = (
 
 def _key_bytes(key: object) -> bytes | None:
     if key is None or type(key) is bytes:
-        return key  # type: ignore[return-value]
+        return key
     if isinstance(key, str):
         return key.encode("utf-8")  # as librdkafka sends a str key
     if isinstance(key, bytes | bytearray | memoryview):

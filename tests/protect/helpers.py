@@ -40,7 +40,9 @@ def verify_keyring() -> StaticKeyring:
     return StaticKeyring({"s1": SIGNING_PUBLIC})
 
 
-def writer(*, sign: bool = True, bound: Sequence[str] = ("tenant",), **kw: Any) -> ProtectingSerializer:
+def writer(
+    *, sign: bool = True, bound: Sequence[str] = ("tenant",), **kw: Any
+) -> ProtectingSerializer:
     return ProtectingSerializer(
         keyring=kw.pop("keyring", aes_keyring()),
         signing_keyring=signing_keyring() if sign else None,
@@ -49,7 +51,9 @@ def writer(*, sign: bool = True, bound: Sequence[str] = ("tenant",), **kw: Any) 
     )
 
 
-def reader(*, verify: bool = True, contexts: Collection[str] | None = None, **kw: Any) -> UnprotectingDeserializer:
+def reader(
+    *, verify: bool = True, contexts: Collection[str] | None = None, **kw: Any
+) -> UnprotectingDeserializer:
     return UnprotectingDeserializer(
         keyring=kw.pop("keyring", aes_keyring()),
         verify_keyring=verify_keyring() if verify else None,
@@ -81,7 +85,13 @@ def secret_forms() -> list[bytes]:
     """Every way a key could show up in text: raw, hex, base64 (standard and URL-safe)."""
     out: list[bytes] = []
     for s in SECRETS:
-        out += [s, s.hex().encode(), base64.b64encode(s), base64.urlsafe_b64encode(s), repr(s).encode()]
+        out += [
+            s,
+            s.hex().encode(),
+            base64.b64encode(s),
+            base64.urlsafe_b64encode(s),
+            repr(s).encode(),
+        ]
     return out
 
 

@@ -18,7 +18,9 @@ from kheaders.protect._seal import Sealer
 
 PATH = Path(__file__).parent.parent / "data" / "protect_vectors.json"
 AES_KEY = bytes.fromhex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
-SEED = bytes.fromhex("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60")  # RFC 8032 test 1
+SEED = bytes.fromhex(
+    "9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"
+)  # RFC 8032 test 1
 CASES: list[dict[str, Any]] = [
     {
         "name": "encrypted and signed, one bound header",
@@ -65,13 +67,20 @@ def compute(case: dict[str, Any]) -> dict[str, Any]:
     key = _bytes(case["key"])
     value = sealer.seal(case["topic"], headers, key, _bytes(case["value"]), _bytes(case["nonce"]))
     pairs = headers.to_list()
-    out: dict[str, Any] = {"wire_value": _hex(value), "wire_headers": [[k, _hex(v)] for k, v in pairs]}
+    out: dict[str, Any] = {
+        "wire_value": _hex(value),
+        "wire_headers": [[k, _hex(v)] for k, v in pairs],
+    }
     found = dict(pairs)
     if PROTECT_HEADER in found:
-        out["aad"] = _hex(aad(found[PROTECT_HEADER] or b"", key, bound_section(pairs, frozenset(case["bound"]))))
+        out["aad"] = _hex(
+            aad(found[PROTECT_HEADER] or b"", key, bound_section(pairs, frozenset(case["bound"])))
+        )
     if SIGN_HEADER in found:
         names = frozenset(case["bound"]) | {PROTECT_HEADER}
-        out["signed_bytes"] = _hex(signed_bytes(found[SIGN_HEADER] or b"", key, value, bound_section(pairs, names)))
+        out["signed_bytes"] = _hex(
+            signed_bytes(found[SIGN_HEADER] or b"", key, value, bound_section(pairs, names))
+        )
     return out
 
 

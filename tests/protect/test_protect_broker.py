@@ -202,7 +202,9 @@ def test_rotation_new_key_writes_old_records_still_read(bootstrap: str, topic: s
     finally:
         both.close()
     assert [m.value()["n"] for m in records if isinstance(m, Message)] == list(range(6))
-    kids = [ProtectionHeader.from_bytes(m.headers().last_value("kheaders.protect")).kid for m in records]  # type: ignore[union-attr]
+    kids = [
+        ProtectionHeader.from_bytes(m.headers().last_value("kheaders.protect")).kid for m in records
+    ]  # type: ignore[union-attr]
     assert kids == ["k1"] * 3 + ["k2"] * 3
 
     only_new = assigned(json_reader(bootstrap, StaticKeyring({"k2": AES_KEY_2})), topic)
@@ -215,7 +217,8 @@ def test_rotation_new_key_writes_old_records_still_read(bootstrap: str, topic: s
         text = str(exc)
         assert f"topic {topic!r} partition 0 offset {offset}" in text
         assert "unknown encryption key id 'k1'" in text
-        assert exc.message.value() is not None and MARKER.encode() not in exc.message.value()
+        assert exc.message.value() is not None
+        assert MARKER.encode() not in exc.message.value()
     assert [m.value()["n"] for m in outcome[3:] if isinstance(m, Message)] == [3, 4, 5]
 
 
@@ -246,8 +249,11 @@ def test_dead_letter_path_and_back(bootstrap: str, topic_factory: Callable[..., 
         outcome = read(first, 3)
     finally:
         first.close()
-    assert isinstance(outcome[0], Message) and outcome[0].value()["n"] == 0
-    for exc, words in zip(outcome[1:], ["unknown encryption key id 'k2'", "bad signature (kid='s1')"], strict=True):
+    assert isinstance(outcome[0], Message)
+    assert outcome[0].value()["n"] == 0
+    for exc, words in zip(
+        outcome[1:], ["unknown encryption key id 'k2'", "bad signature (kid='s1')"], strict=True
+    ):
         assert isinstance(exc, IntegrityError), exc
         assert words in str(exc)
         dlt.publish(exc)
@@ -260,16 +266,19 @@ def test_dead_letter_path_and_back(bootstrap: str, topic_factory: Callable[..., 
     finally:
         later.close()
     good, bad = from_dlt
-    assert isinstance(good, Message) and good.value() == {"n": 1, "secret": f"{MARKER}-1"}
+    assert isinstance(good, Message)
+    assert good.value() == {"n": 1, "secret": f"{MARKER}-1"}
     assert good.headers().last_value("kheaders.dlt.original.offset") == b"1"
-    assert isinstance(bad, IntegrityError) and "bad signature" in str(bad)
+    assert isinstance(bad, IntegrityError)
+    assert "bad signature" in str(bad)
     # without that context, the same record is refused where it now sits
     strict = assigned(json_reader(bootstrap, ring), dead)
     try:
         refused = read(strict, 1)[0]
     finally:
         strict.close()
-    assert isinstance(refused, IntegrityError) and f"context {orders!r}" in str(refused)
+    assert isinstance(refused, IntegrityError)
+    assert f"context {orders!r}" in str(refused)
 
     # and back: replayed byte for byte to the original topic, it reads there as before
     stored = _first_raw(bootstrap, dead)
@@ -280,7 +289,8 @@ def test_dead_letter_path_and_back(bootstrap: str, topic_factory: Callable[..., 
         again = read(back, 4)[3]
     finally:
         back.close()
-    assert isinstance(again, Message) and again.value() == {"n": 1, "secret": f"{MARKER}-1"}
+    assert isinstance(again, Message)
+    assert again.value() == {"n": 1, "secret": f"{MARKER}-1"}
 
 
 def _first_raw(bootstrap: str, topic: str) -> Message:
@@ -300,7 +310,9 @@ async def test_async_clients_protect_and_refuse(bootstrap: str, topic: str) -> N
     producer = AIOProducer(
         {"bootstrap.servers": bootstrap, "linger.ms": 2},
         key_serializer=RecordKeySerializer(),
-        value_serializer=ProtectingSerializer(JsonSerializer(), keyring=aes_keyring(), signing_keyring=signing_keyring()),
+        value_serializer=ProtectingSerializer(
+            JsonSerializer(), keyring=aes_keyring(), signing_keyring=signing_keyring()
+        ),
     )
     futures = [await producer.produce(topic, {"n": i, "s": MARKER}, b"k%d" % i) for i in range(5)]
     for fut in futures:
@@ -311,7 +323,9 @@ async def test_async_clients_protect_and_refuse(bootstrap: str, topic: str) -> N
         consumer = AIOConsumer(
             consumer_config(bootstrap),
             key_deserializer=RecordKeyDeserializer(),
-            value_deserializer=UnprotectingDeserializer(JsonDeserializer(), keyring=aes_keyring(), verify_keyring=verify_keyring(), **kw),
+            value_deserializer=UnprotectingDeserializer(
+                JsonDeserializer(), keyring=aes_keyring(), verify_keyring=verify_keyring(), **kw
+            ),
         )
         await consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
         out: list[Any] = []

@@ -33,8 +33,13 @@ def sealed(**kw: object) -> tuple[bytes | None, bytes | None, list[tuple[str, by
     return protect(writer(**kw), "orders", b"order-17", PLAIN, list(HEADERS))  # type: ignore[arg-type]
 
 
-def refused(de: UnprotectingDeserializer, key: bytes | None, value: bytes | None,
-            headers: list[tuple[str, bytes | None]], topic: str = "orders") -> IntegrityError:
+def refused(
+    de: UnprotectingDeserializer,
+    key: bytes | None,
+    value: bytes | None,
+    headers: list[tuple[str, bytes | None]],
+    topic: str = "orders",
+) -> IntegrityError:
     with pytest.raises(IntegrityError) as info:
         unprotect(de, topic, key, value, headers)
     assert_no_secret(str(info.value), PLAIN)
@@ -43,11 +48,18 @@ def refused(de: UnprotectingDeserializer, key: bytes | None, value: bytes | None
 
 def test_round_trip_encrypts_signs_and_keeps_other_headers_readable() -> None:
     key, value, headers = sealed()
-    assert value is not None and PLAIN not in value and len(value) == len(PLAIN) + TAG_SIZE
+    assert value is not None
+    assert PLAIN not in value
+    assert len(value) == len(PLAIN) + TAG_SIZE
     assert headers[:2] == HEADERS  # metadata untouched, in order
     assert [k for k, _ in headers[2:]] == [PROTECT_HEADER, SIGN_HEADER, SIGNATURE_HEADER]
     header = ProtectionHeader.from_bytes(headers[2][1] or b"")
-    assert (header.alg, header.kid, header.context, header.bound) == ("A256GCM", "k1", "orders", ["tenant"])
+    assert (header.alg, header.kid, header.context, header.bound) == (
+        "A256GCM",
+        "k1",
+        "orders",
+        ["tenant"],
+    )
     assert len(header.nonce) == 12
     assert unprotect(reader(), "orders", key, value, headers) == PLAIN
     assert describe(headers) == "<encrypted kid=k1 alg=A256GCM>"
@@ -68,9 +80,12 @@ def test_tombstone_stays_null_and_is_still_signed() -> None:
 
 def test_empty_value_is_encrypted() -> None:
     key, value, headers = protect(writer(), "orders", None, b"", [])
-    assert value is not None and len(value) == TAG_SIZE
+    assert value is not None
+    assert len(value) == TAG_SIZE
     assert unprotect(reader(), "orders", key, value, headers) == b""
-    assert "does not decrypt" in str(refused(reader(verify=False), None, value[:-1] + bytes([value[-1] ^ 1]), headers))
+    assert "does not decrypt" in str(
+        refused(reader(verify=False), None, value[:-1] + bytes([value[-1] ^ 1]), headers)
+    )
 
 
 def test_unbound_headers_may_change_bound_ones_may_not() -> None:
@@ -88,9 +103,11 @@ def test_unbound_headers_may_change_bound_ones_may_not() -> None:
 def test_context_defaults_to_the_topic_and_a_reader_accepts_only_its_contexts() -> None:
     key, value, headers = sealed()
     err = refused(reader(), key, value, headers, topic="orders.dlt")
-    assert "context 'orders'" in str(err) and "kid='s1'" in str(err)
+    assert "context 'orders'" in str(err)
+    assert "kid='s1'" in str(err)
     err = refused(reader(verify=False), key, value, headers, topic="orders.dlt")
-    assert "context 'orders'" in str(err) and "kid='k1'" in str(err)
+    assert "context 'orders'" in str(err)
+    assert "kid='k1'" in str(err)
     assert unprotect(reader(contexts={"orders"}), "orders.dlt", key, value, headers) == PLAIN
     named = protect(writer(context="billing"), "orders", b"k", PLAIN, [])
     assert unprotect(reader(contexts={"billing"}), "anywhere", *named) == PLAIN
@@ -176,7 +193,7 @@ def test_without_the_key_wrapper_every_record_fails_loudly() -> None:
     h = Headers()
     with pytest.raises(LookupError, match="RecordKeySerializer"):
         writer().serialize("orders", h, PLAIN)
-    key, value, headers = sealed()
+    _key, value, headers = sealed()
     h = Headers(headers).close()
     with pytest.raises(IntegrityError, match="RecordKeyDeserializer"):
         reader().deserialize("orders", h, value)
@@ -187,6 +204,8 @@ def test_inner_serializers_run_on_the_plaintext() -> None:
 
     ser = ProtectingSerializer(JsonSerializer(), keyring=aes_keyring())
     key, value, headers = protect(ser, "orders", b"k", {"amount": 12}, [])  # type: ignore[arg-type]
-    assert ("content-type", b"application/json") in headers or any(k.lower() == "content-type" for k, _ in headers)
+    assert ("content-type", b"application/json") in headers or any(
+        k.lower() == "content-type" for k, _ in headers
+    )
     de = UnprotectingDeserializer(JsonDeserializer(), keyring=aes_keyring())
     assert unprotect(de, "orders", key, value, headers) == {"amount": 12}

@@ -62,9 +62,12 @@ def _assert_refused(key: bytes | None, value: bytes | None, headers: Pairs, *, v
 @pytest.mark.parametrize("verify", [True, False], ids=["signed", "encrypted-only"])
 def test_every_bit_flip_in_value_key_bound_headers_and_protection_is_refused(verify: bool) -> None:
     key, value, headers = SIGNED if verify else ENCRYPTED
-    assert key is not None and value is not None
+    assert key is not None
+    assert value is not None
     assert unprotect(reader(verify=verify), "orders", key, value, headers) == PLAIN
-    targets = ["tenant", "region", PROTECT_HEADER] + ([SIGN_HEADER, SIGNATURE_HEADER] if verify else [])
+    targets = ["tenant", "region", PROTECT_HEADER] + (
+        [SIGN_HEADER, SIGNATURE_HEADER] if verify else []
+    )
     for bit in range(len(value) * 8):
         _assert_refused(key, _flip(value, bit), headers, verify=verify)
     for bit in range(len(key) * 8):
@@ -79,28 +82,54 @@ def test_errors_name_the_key_id() -> None:
     key, value, headers = ENCRYPTED
     assert value is not None
     text = _assert_refused(key, _flip(value, 3), headers, verify=False)
-    assert "kid='k1'" in text and "alg=A256GCM" in text
+    assert "kid='k1'" in text
+    assert "alg=A256GCM" in text
     key, value, headers = SIGNED
     text = _assert_refused(key, value, _with(headers, "tenant", b"evil"), verify=True)
     assert "bad signature (kid='s1')" in text
 
 
 MUTATIONS = st.sampled_from(
-    ["flip", "truncate", "extend", "replace", "drop", "duplicate", "add-bound", "swap-bound", "topic"]
+    [
+        "flip",
+        "truncate",
+        "extend",
+        "replace",
+        "drop",
+        "duplicate",
+        "add-bound",
+        "swap-bound",
+        "topic",
+    ]
 )
-PARTS = st.sampled_from(["key", "value", "tenant", "region", PROTECT_HEADER, SIGN_HEADER, SIGNATURE_HEADER])
+PARTS = st.sampled_from(
+    ["key", "value", "tenant", "region", PROTECT_HEADER, SIGN_HEADER, SIGNATURE_HEADER]
+)
 
 
-@given(mutation=MUTATIONS, part=PARTS, where=st.integers(min_value=0), noise=st.binary(min_size=1, max_size=8))
-def test_any_mutation_of_a_protected_record_is_refused(mutation: str, part: str, where: int, noise: bytes) -> None:
+@given(
+    mutation=MUTATIONS,
+    part=PARTS,
+    where=st.integers(min_value=0),
+    noise=st.binary(min_size=1, max_size=8),
+)
+def test_any_mutation_of_a_protected_record_is_refused(
+    mutation: str, part: str, where: int, noise: bytes
+) -> None:
     key, value, headers = SIGNED
-    assert key is not None and value is not None
+    assert key is not None
+    assert value is not None
     if mutation == "topic":
         with pytest.raises(IntegrityError):
             unprotect(reader(), "orders-copy", key, value, headers)
         return
     if mutation == "swap-bound":
-        headers = [("region", b"eu"), ("traceparent", b"00-1-2-01"), ("tenant", b"acme"), *headers[3:]]
+        headers = [
+            ("region", b"eu"),
+            ("traceparent", b"00-1-2-01"),
+            ("tenant", b"acme"),
+            *headers[3:],
+        ]
     elif mutation == "add-bound":
         headers = [*headers, (part if part in BOUND else "tenant", noise)]
     elif part in ("key", "value"):
@@ -145,7 +174,8 @@ def test_reprs_and_errors_never_show_key_material() -> None:
     bad = base64.b64encode(AES_KEY).decode()[:-3] + "!!"
     with pytest.raises(ConfigurationError) as info:
         StaticKeyring.from_text(f"k1:{bad}")
-    assert bad not in str(info.value) and "k1" in str(info.value)
+    assert bad not in str(info.value)
+    assert "k1" in str(info.value)
     assert_no_secret(str(info.value))
     short = StaticKeyring({"k9": SIGNING_SEED[:16]})
     with pytest.raises(ValueError, match="'k9' has 16 bytes") as err:
@@ -153,7 +183,16 @@ def test_reprs_and_errors_never_show_key_material() -> None:
     assert_no_secret(str(err.value))
     key, value, headers = ENCRYPTED
     with pytest.raises(IntegrityError) as refusal:
-        unprotect(reader(verify=False, keyring=short), "orders", key, value,
-                  _with(headers, PROTECT_HEADER, (dict(headers)[PROTECT_HEADER] or b"").replace(b"k1", b"k9")))
+        unprotect(
+            reader(verify=False, keyring=short),
+            "orders",
+            key,
+            value,
+            _with(
+                headers,
+                PROTECT_HEADER,
+                (dict(headers)[PROTECT_HEADER] or b"").replace(b"k1", b"k9"),
+            ),
+        )
     assert "not usable" in str(refusal.value)
     assert_no_secret(str(refusal.value), PLAIN)

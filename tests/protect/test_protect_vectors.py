@@ -90,8 +90,13 @@ def test_a_reader_built_from_the_specification_opens_the_vectors(case: dict[str,
         params = read_header(params_raw)
         assert (params["alg"], params["kid"]) == ("Ed25519", "s1")
         names = {*params["bound"], "kheaders.protect"}
-        signed = (b"kheaders.sign/0\n" + compact_nullable(params_raw) + compact_nullable(key)
-                  + compact_nullable(value) + section([(k, v) for k, v in pairs if k in names]))
+        signed = (
+            b"kheaders.sign/0\n"
+            + compact_nullable(params_raw)
+            + compact_nullable(key)
+            + compact_nullable(value)
+            + section([(k, v) for k, v in pairs if k in names])
+        )
         assert signed.hex() == expected["signed_bytes"]
         public = Ed25519PublicKey.from_public_bytes(bytes.fromhex(VECTORS["signing_key"]["public"]))
         public.verify(found["kheaders.signature"] or b"", signed)
@@ -102,10 +107,16 @@ def test_a_reader_built_from_the_specification_opens_the_vectors(case: dict[str,
         assert (header["alg"], header["kid"]) == ("A256GCM", "k1")
         assert header["context"] == (case["context"] or case["topic"])
         bound = set(header["bound"])
-        aad = (b"kheaders.protect/0\n" + compact_nullable(raw) + compact_nullable(key)
-               + section([(k, v) for k, v in pairs if k in bound]))
+        aad = (
+            b"kheaders.protect/0\n"
+            + compact_nullable(raw)
+            + compact_nullable(key)
+            + section([(k, v) for k, v in pairs if k in bound])
+        )
         assert aad.hex() == expected["aad"]
-        plain = AESGCM(bytes.fromhex(VECTORS["aes_key"]["key"])).decrypt(header["nonce"], value or b"", aad)
+        plain = AESGCM(bytes.fromhex(VECTORS["aes_key"]["key"])).decrypt(
+            header["nonce"], value or b"", aad
+        )
     assert plain == _b(case["value"])
     reader = UnprotectingDeserializer(
         keyring=StaticKeyring({"k1": bytes.fromhex(VECTORS["aes_key"]["key"])}),
