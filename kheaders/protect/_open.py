@@ -159,26 +159,10 @@ class Opener:
         self, topic: str, marks: Marks, pairs: list[tuple[str, bytes | None]],
         key: bytes | None, value: bytes | None,
     ) -> None:  # fmt: skip
-        if marks.sign is None or marks.signature is None:
-            missing = SIGN_HEADER if marks.sign is None else SIGNATURE_HEADER
-            raise refused(f"signed, but its {missing!r} header is missing")
-        params = parse_params(marks.sign)
-        kid = shown(params.kid)
+        params = signature_params(marks)
         self._accept(params.context, topic, params.kid)
-        verifier = self._verifier
-        assert verifier is not None
-        public = _key(verifier, params.kid)
-        if len(marks.signature) != SIGNATURE_SIZE:
-            raise refused(f"signature of {len(marks.signature)} bytes (kid={kid})")
-        names = frozenset(params.bound) | {PROTECT_HEADER}
-        data = signed_bytes(marks.sign, key, value, bound_section(pairs, names))
-        try:
-            public.verify(marks.signature, data)
-        except InvalidSignature:
-            raise refused(
-                f"bad signature (kid={kid}): the key, value, a bound header, the context"
-                " or the signature was altered, or another key signed it"
-            ) from None
+        assert self._verifier is not None
+        check_signature(params, marks, pairs, key, value, self._verifier)
 
     def _decrypt(
         self, topic: str, raw: bytes, pairs: list[tuple[str, bytes | None]],
@@ -215,6 +199,51 @@ def _key(cache: KeyCache[K], key_id: str) -> K:
         raise refused(f"unknown {cache.purpose} key id {shown(key_id)}") from None
     except ValueError:
         raise refused(f"the {cache.purpose} key under id {shown(key_id)} is not usable") from None
+
+
+def signature_params(marks: Marks) -> SignatureParams:
+    """The parameters of a signed record. Raises IntegrityError: a signature header without
+    the other, malformed parameters, an unknown algorithm."""
+    if marks.sign is None or marks.signature is None:
+        missing = SIGN_HEADER if marks.sign is None else SIGNATURE_HEADER
+        raise refused(f"signed, but its {missing!r} header is missing")
+    return parse_params(marks.sign)
+
+
+def check_signature(
+    params: SignatureParams, marks: Marks, pairs: list[tuple[str, bytes | None]],
+    key: bytes | None, value: bytes | None, verifier: KeyCache[Ed25519PublicKey],
+) -> None:  # fmt: skip
+    """Verify a record's signature (its context is the caller's to accept).
+    Raises IntegrityError: unknown key id, bad signature."""
+    kid = shown(params.kid)
+    public = _key(verifier, params.kid)
+    signature = marks.signature or b""
+    if len(signature) != SIGNATURE_SIZE:
+        raise refused(f"signature of {len(signature)} bytes (kid={kid})")
+    names = frozenset(params.bound) | {PROTECT_HEADER}
+    data = signed_bytes(marks.sign or b"", key, value, bound_section(pairs, names))
+    try:
+        public.verify(signature, data)
+    except InvalidSignature:
+        raise refused(
+            f"bad signature (kid={kid}): the key, value, a bound header, the context"
+            " or the signature was altered, or another key signed it"
+        ) from None
+
+
+def verify_signature(
+    pairs: Pairs, key: bytes | None, value: bytes | None, verifier: KeyCache[Ed25519PublicKey]
+) -> str:
+    """``valid (kid=..., context=...)`` for a record whose signature verifies, in any context
+    (for ``kheaders tail``). Raises IntegrityError as a reader would, ``not signed`` too."""
+    listed = list(pairs)
+    marks = Marks.of(listed)
+    if marks.sign is None and marks.signature is None:
+        raise refused("not signed")
+    params = signature_params(marks)
+    check_signature(params, marks, listed, key, value, verifier)
+    return f"valid (kid={printable(params.kid)}, context={printable(params.context)})"
 
 
 def describe(pairs: Pairs) -> str | None:
