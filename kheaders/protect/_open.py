@@ -31,11 +31,19 @@ from kheaders.protect._format import (
     SignatureParams,
     aad,
     bound_section,
+    header_prefix,
     signed_bytes,
 )
 
 Pairs = Iterable[tuple[str, bytes | None]]
 K = TypeVar("K")
+_SUFFIX = NONCE_SIZE + 2
+"""A writer's ``kheaders.protect`` value ends with the nonce's length byte, the nonce and an
+empty tagged-field section."""
+_NONCE_LENGTH = NONCE_SIZE + 1
+_NO_HEADERS = b"\x00"
+_HEADERS_KEPT = 256
+"""Decoded header prefixes an Opener keeps (then starts again)."""
 
 
 def refused(reason: str) -> IntegrityError:
@@ -104,7 +112,14 @@ class Opener:
     refuse records without them; a tombstone (null value) needs no encryption.
     """
 
-    __slots__ = ("_aead", "_contexts", "_verifier", "require_encryption", "require_signature")
+    __slots__ = (
+        "_aead",
+        "_contexts",
+        "_headers",
+        "_verifier",
+        "require_encryption",
+        "require_signature",
+    )
 
     def __init__(
         self,
@@ -118,6 +133,7 @@ class Opener:
         self._aead = aead
         self._verifier = verifier
         self._contexts = None if contexts is None else frozenset(contexts)
+        self._headers: dict[bytes, tuple[str, str, frozenset[str]]] = {}
         self.require_encryption = require_encryption
         self.require_signature = require_signature
 
@@ -148,8 +164,7 @@ class Opener:
         )
 
     def _accept(self, context: str, topic: str, kid: str) -> None:
-        accepted = self._contexts if self._contexts is not None else (topic,)
-        if context not in accepted:
+        if context != topic if self._contexts is None else context not in self._contexts:
             raise refused(
                 f"protected for context {shown(context)}, which this reader does not accept"
                 f" (kid={shown(kid)})"
@@ -164,29 +179,50 @@ class Opener:
         assert self._verifier is not None
         check_signature(params, marks, pairs, key, value, self._verifier)
 
+    def _parsed(self, raw: bytes) -> tuple[str, str, frozenset[str], bytes]:
+        """Key id, context, bound names and nonce of a ``kheaders.protect`` value.
+
+        Headers of one writer differ in their nonce only: a value laid out as the writer lays
+        it out (``prefix, 0x0d, nonce, 0x00``) whose prefix was fully decoded before decodes
+        to the same fields, so the decoded fields are kept by prefix. Raises IntegrityError.
+        """
+        if len(raw) > _SUFFIX and raw[-_SUFFIX] == _NONCE_LENGTH and raw[-1] == 0:
+            known = self._headers.get(raw[:-_SUFFIX])
+            if known is not None:
+                return (*known, raw[-_SUFFIX + 1 : -1])
+        header = parse_protection(raw)
+        fields = (header.kid, header.context, frozenset(header.bound))
+        canonical = header_prefix(header.alg, header.kid, header.context, header.bound)
+        if raw[:-_SUFFIX] == canonical and raw[-_SUFFIX] == _NONCE_LENGTH and raw[-1] == 0:
+            if len(self._headers) >= _HEADERS_KEPT:
+                self._headers.clear()
+            self._headers[canonical] = fields
+        return (*fields, header.nonce)
+
     def _decrypt(
         self, topic: str, raw: bytes, pairs: list[tuple[str, bytes | None]],
         key: bytes | None, value: bytes | None,
     ) -> bytes:  # fmt: skip
-        header = parse_protection(raw)
-        kid = shown(header.kid)
-        self._accept(header.context, topic, header.kid)
+        key_id, context, bound, nonce = self._parsed(raw)
+        self._accept(context, topic, key_id)
         if self._aead is None:
-            raise refused(f"encrypted (kid={kid}), and this reader has no encryption keyring")
-        cipher = _key(self._aead, header.kid)
+            raise refused(
+                f"encrypted (kid={shown(key_id)}), and this reader has no encryption keyring"
+            )
+        cipher = _key(self._aead, key_id)
         if value is None:
-            raise refused(f"encrypted, but its value is null (kid={kid})")
+            raise refused(f"encrypted, but its value is null (kid={shown(key_id)})")
         if len(value) < TAG_SIZE:
             raise refused(
                 f"value of {len(value)} bytes is too short to hold the {TAG_SIZE}-byte tag"
-                f" (kid={kid})"
+                f" (kid={shown(key_id)})"
             )
-        data = aad(raw, key, bound_section(pairs, frozenset(header.bound)))
+        data = aad(raw, key, bound_section(pairs, bound) if bound else _NO_HEADERS)
         try:
-            return cipher.decrypt(header.nonce, value, data)
+            return cipher.decrypt(nonce, value, data)
         except InvalidTag:
             raise refused(
-                f"does not decrypt (kid={kid}, alg={header.alg}): the key, value, nonce, a"
+                f"does not decrypt (kid={shown(key_id)}, alg={AES_256_GCM}): the key, value, nonce, a"
                 " bound header or the protection header was altered, or the key is not the one"
                 " that encrypted it"
             ) from None
@@ -210,7 +246,7 @@ def signature_params(marks: Marks) -> SignatureParams:
     return parse_params(marks.sign)
 
 
-def check_signature(
+def check_signature(  # noqa: PLR0917 - a record's parts
     params: SignatureParams, marks: Marks, pairs: list[tuple[str, bytes | None]],
     key: bytes | None, value: bytes | None, verifier: KeyCache[Ed25519PublicKey],
 ) -> None:  # fmt: skip

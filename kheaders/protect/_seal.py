@@ -9,6 +9,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from kheaders._model.headers import Headers
+from kheaders._model.headerwire import encode_block
 from kheaders.protect._crypto import KeyCache
 from kheaders.protect._format import (
     AES_256_GCM,
@@ -20,7 +21,6 @@ from kheaders.protect._format import (
     SIGNATURE_HEADER,
     SignatureParams,
     aad,
-    bound_section,
     check_bound,
     context_text,
     header_prefix,
@@ -32,6 +32,8 @@ _NO_HEADERS = b"\x00"
 _NONCE_LENGTH = bytes([NONCE_SIZE + 1])
 """COMPACT_BYTES length of a nonce."""
 _NO_TAGS = b"\x00"
+_KEPT = 1024
+"""Encoded header prefixes a Sealer keeps, by key id and context (then starts again)."""
 
 
 class AlreadyProtectedError(ValueError):
@@ -78,24 +80,30 @@ class Sealer:
         Raises AlreadyProtectedError when ``headers`` already hold a protection header,
         UnknownKeyError/ValueError for the current key id, whatever the keyring raises.
         """
-        for k, _ in headers:
+        bound: list[tuple[str, bytes | None]] = []
+        names = self._bound_set
+        for pair in headers:  # one pass: the bound pairs, and no protection header yet
+            k = pair[0]
             if k in RESERVED_HEADERS:
                 raise AlreadyProtectedError(
                     f"the record already has a {k!r} header: it would be protected twice"
                 )
+            if k in names:
+                bound.append(pair)
         context = self._context if self._context is not None else topic
         if self._aead is not None and value is not None:
-            value = self._encrypt(context, headers, key, value, nonce)
+            value, header = self._encrypt(context, bound, key, value, nonce)
+            headers.add(PROTECT_HEADER, header)
+            bound.append((PROTECT_HEADER, header))  # the signature covers it too
         if self._signer is not None:
-            self._sign(context, headers, key, value)
+            self._sign(context, headers, bound, key, value)
         return value
 
-    def _section(self, headers: Headers, names: frozenset[str]) -> bytes:
-        return bound_section(headers, names) if names else _NO_HEADERS
-
     def _encrypt(
-        self, context: str, headers: Headers, key: bytes | None, value: bytes, nonce: bytes | None
-    ) -> bytes:
+        self, context: str, bound: list[tuple[str, bytes | None]], key: bytes | None,
+        value: bytes, nonce: bytes | None,
+    ) -> tuple[bytes, bytes]:  # fmt: skip
+        """The ciphertext and the ``kheaders.protect`` value."""
         aead = self._aead
         assert aead is not None
         kid = aead.keyring.current_id()
@@ -103,16 +111,21 @@ class Sealer:
         prefix = self._prefixes.get((kid, context))
         if prefix is None:
             prefix = header_prefix(AES_256_GCM, kid, context, self._bound)
+            if len(self._prefixes) >= _KEPT:
+                self._prefixes.clear()
             self._prefixes[kid, context] = prefix
         if nonce is None:
             nonce = os.urandom(NONCE_SIZE)
         header = b"".join((prefix, _NONCE_LENGTH, nonce, _NO_TAGS))
-        data = aad(header, key, self._section(headers, self._bound_set))
-        sealed = cipher.encrypt(nonce, value, data)
-        headers.add(PROTECT_HEADER, header)
-        return sealed
+        data = aad(header, key, encode_block(bound) if bound else _NO_HEADERS)
+        return cipher.encrypt(nonce, value, data), header
 
-    def _sign(self, context: str, headers: Headers, key: bytes | None, value: bytes | None) -> None:
+    def _sign(
+        self, context: str, headers: Headers, bound: list[tuple[str, bytes | None]],
+        key: bytes | None, value: bytes | None,
+    ) -> None:  # fmt: skip
+        """Add the signature headers; ``bound`` holds the bound pairs and any protection
+        header, in record order."""
         signer = self._signer
         assert signer is not None
         kid = signer.keyring.current_id()
@@ -122,9 +135,10 @@ class Sealer:
             params = SignatureParams(
                 alg=ED25519, kid=kid, context=context, bound=list(self._bound)
             ).to_bytes()
+            if len(self._signed) >= _KEPT:
+                self._signed.clear()
             self._signed[kid, context] = params
-        names = self._bound_set | {PROTECT_HEADER}
-        signature = private.sign(signed_bytes(params, key, value, bound_section(headers, names)))
+        signature = private.sign(signed_bytes(params, key, value, encode_block(bound)))
         headers.add(SIGN_HEADER, params)
         headers.add(SIGNATURE_HEADER, signature)
 

@@ -212,8 +212,11 @@ class UnprotectingDeserializer:
                     f"UnprotectingDeserializer: no keys: pass keyring= or verify_keyring=, or"
                     f" set {KEYS_ENV} or {VERIFY_KEYS_ENV}"
                 )
-        if isinstance(contexts, str):
-            raise ConfigurationError("contexts must be a collection of names, not one str")
+        if isinstance(contexts, str) or (contexts is not None and not contexts):
+            raise ConfigurationError(
+                "contexts must be a non-empty collection of names (not one str); None accepts"
+                " the topic read"
+            )
         self._inner = _method(inner, "deserialize")
         self._opener = Opener(
             None if keyring is None else aead_keys(keyring),
