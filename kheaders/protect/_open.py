@@ -222,9 +222,9 @@ class Opener:
             return cipher.decrypt(nonce, value, data)
         except InvalidTag:
             raise refused(
-                f"does not decrypt (kid={shown(key_id)}, alg={AES_256_GCM}): the key, value, nonce, a"
-                " bound header or the protection header was altered, or the key is not the one"
-                " that encrypted it"
+                f"does not decrypt (kid={shown(key_id)}, alg={AES_256_GCM}): the key, value,"
+                " nonce, a bound header or the protection header was altered, or the key is not"
+                " the one that encrypted it"
             ) from None
 
 
