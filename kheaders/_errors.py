@@ -9,7 +9,7 @@ KHeadersError
 ├── ConfigurationError       (also ValueError)    a bad setting (names the key at fault)
 ├── SerializationError       (also ValueError)    a key/value serializer failed for one record
 ├── DeserializationError     (also ValueError)    a deserializer failed; carries the raw record
-│   └── IntegrityError                            a protected record failed decryption or verification
+│   └── IntegrityError                            a protected record did not decrypt or verify
 ├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
 └── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
 ```

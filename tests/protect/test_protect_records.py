@@ -205,6 +205,7 @@ def test_inner_serializers_run_on_the_plaintext() -> None:
     ser = ProtectingSerializer(JsonSerializer(), keyring=aes_keyring())
     key, value, headers = protect(ser, "orders", b"k", {"amount": 12}, [])  # type: ignore[arg-type]
     assert [k for k, _ in headers] == ["content-type", PROTECT_HEADER]  # the inner's, then ours
-    assert value is not None and len(value) == len(b'{"amount":12}') + TAG_SIZE
+    assert value is not None
+    assert len(value) == len(b'{"amount":12}') + TAG_SIZE
     de = UnprotectingDeserializer(JsonDeserializer(), keyring=aes_keyring())
     assert unprotect(de, "orders", key, value, headers) == {"amount": 12}
