@@ -15,6 +15,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from kheaders._errors import DecodeError, IntegrityError
+from kheaders._model.headers import Headers
+from kheaders._model.headerwire import encode_block
 from kheaders._model.keys import shown
 from kheaders._model.redact import printable
 from kheaders.protect._crypto import KeyCache, UnknownKeyError
@@ -23,6 +25,7 @@ from kheaders.protect._format import (
     ED25519,
     NONCE_SIZE,
     PROTECT_HEADER,
+    RESERVED_HEADERS,
     SIGN_HEADER,
     SIGNATURE_HEADER,
     SIGNATURE_SIZE,
@@ -64,7 +67,7 @@ class Marks:
         """Collect them. Raises IntegrityError for one present twice (or null)."""
         seen: dict[str, bytes] = {}
         for k, v in pairs:
-            if k in (PROTECT_HEADER, SIGN_HEADER, SIGNATURE_HEADER):
+            if k in RESERVED_HEADERS:
                 if k in seen:
                     raise refused(f"header {k!r} appears more than once (protected twice?)")
                 if v is None:
@@ -142,7 +145,48 @@ class Opener:
         value: bytes | None,
     ) -> bytes | None:  # fmt: skip
         """The plaintext value of a record read from ``topic``. Raises IntegrityError."""
-        pairs = list(pairs)
+        pairs = pairs.to_list() if type(pairs) is Headers else list(pairs)  # plain tuples
+        if self._aead is not None and value is not None and not self.require_signature:
+            plain = self._usual(topic, pairs, key, value)
+            if plain is not None:
+                return plain
+        return self._checked(topic, pairs, key, value)
+
+    def _usual(
+        self, topic: str, pairs: list[tuple[str, bytes | None]], key: bytes | None, value: bytes
+    ) -> bytes | None:
+        """The plaintext of the usual record (one ``kheaders.protect`` header laid out as a
+        known writer lays it out, no signature headers), or ``None``: then :meth:`_checked`
+        decides, and says why it refuses. The same checks as :meth:`_decrypt`, inline."""
+        raw = None
+        for k, v in pairs:
+            if k in RESERVED_HEADERS:
+                if k != PROTECT_HEADER or raw is not None:
+                    return None
+                raw = v
+        if raw is None or len(raw) <= _SUFFIX or raw[-_SUFFIX] != _NONCE_LENGTH or raw[-1]:
+            return None
+        known = self._headers.get(raw[:-_SUFFIX])
+        if known is None or len(value) < TAG_SIZE:
+            return None
+        key_id, context, bound = known
+        if context != topic if self._contexts is None else context not in self._contexts:
+            return None
+        try:
+            cipher = self._aead.get(key_id)  # type: ignore[union-attr]  # checked by open()
+        except (UnknownKeyError, ValueError):
+            return None
+        section = encode_block([p for p in pairs if p[0] in bound]) if bound else _NO_HEADERS
+        try:
+            return cipher.decrypt(raw[-_SUFFIX + 1 : -1], value, aad(raw, key, section))
+        except InvalidTag:
+            return None
+
+    def _checked(
+        self, topic: str, pairs: list[tuple[str, bytes | None]], key: bytes | None,
+        value: bytes | None,
+    ) -> bytes | None:  # fmt: skip
+        """:meth:`open` for any record, each check in turn. Raises IntegrityError."""
         marks = Marks.of(pairs)
         if marks.sign is not None or marks.signature is not None:
             if self._verifier is not None:
