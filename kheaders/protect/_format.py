@@ -91,7 +91,16 @@ def bound_section(pairs: Iterable[tuple[str, bytes | None]], names: frozenset[st
 def aad(header: bytes, key: bytes | None, section: bytes) -> bytes:
     """The authenticated data of an encrypted value: the label, the ``kheaders.protect`` value
     as COMPACT_BYTES, the record key as COMPACT_NULLABLE_BYTES, the bound header section."""
-    return b"".join((AAD_LABEL, write_compact_bytes(header), write_compact_bytes(key), section))
+    n = len(header)
+    size = _LENGTHS[n] if n < _SHORT else write_unsigned_varint(n + 1)
+    key_part = _NULL if key is None else write_compact_bytes(key)
+    return b"".join((AAD_LABEL, size, header, key_part, section))
+
+
+_SHORT = 127
+_LENGTHS = tuple(bytes([n + 1]) for n in range(_SHORT))
+"""The COMPACT_BYTES length prefix of ``n < 127`` bytes: one byte, ``n + 1``."""
+_NULL = b"\x00"
 
 
 def signed_bytes(params: bytes, key: bytes | None, value: bytes | None, section: bytes) -> bytes:
