@@ -12,7 +12,9 @@ from typing import Any
 import confluent_kafka
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Message, TopicPartition
+from opentelemetry.sdk.trace import TracerProvider
 
+from interceptors.tracing import TracingProducerInterceptor
 from kheaders import (
     Consumer,
     DeadLetterPublisher,
@@ -22,6 +24,7 @@ from kheaders import (
     Producer,
     StringDeserializer,
     StringSerializer,
+    parse_traceparent,
 )
 from kheaders.protect import (
     ProtectingSerializer,
@@ -116,7 +119,8 @@ def test_plaintext_never_on_the_wire_metadata_readable_without_keys(
     monkeypatch.setenv("KHEADERS_PROTECT_KEYS", f"k1:{b64(AES_KEY)}")
     monkeypatch.setenv("KHEADERS_PROTECT_SIGNING_KEYS", f"s1:{b64(SIGNING_SEED)}")
     monkeypatch.setenv("KHEADERS_PROTECT_VERIFY_KEYS", f"s1:{b64(SIGNING_PUBLIC)}")
-    monkeypatch.setenv("KHEADERS_PROTECT_BOUND_HEADERS", "tenant")
+    monkeypatch.setenv("KHEADERS_PROTECT_BOUND_HEADERS", "tenant,traceparent")
+    tracing = TracingProducerInterceptor("span", tracer_provider=TracerProvider())
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -124,7 +128,8 @@ def test_plaintext_never_on_the_wire_metadata_readable_without_keys(
             "interceptor.classes": "interceptors.client_id.ClientIdInterceptor",
             "key.serializer": "kheaders.protect.RecordKeySerializer",
             "value.serializer": "kheaders.protect.ProtectingSerializer",
-        }
+        },
+        interceptors=[tracing],
     )
     for i in range(20):
         producer.produce(
@@ -147,7 +152,9 @@ def test_plaintext_never_on_the_wire_metadata_readable_without_keys(
         headers = dict(msg.headers() or [])
         assert headers["client.id"] == b"protect-test"  # metadata: readable, untouched
         assert headers["tenant"] == b"acme"
-        assert ProtectionHeader.from_bytes(headers["kheaders.protect"]).kid == "k1"
+        assert parse_traceparent(headers["traceparent"]) is not None  # a span per record
+        protection = ProtectionHeader.from_bytes(headers["kheaders.protect"])
+        assert (protection.kid, protection.bound) == ("k1", ["tenant", "traceparent"])
         assert_no_secret(repr(msg.headers()))
 
     keyless = assigned(Consumer(consumer_config(bootstrap)), topic)  # no keys: headers only
