@@ -150,6 +150,22 @@ def test_unknown_algorithm_and_version_are_refused() -> None:
     assert "unknown algorithm 'A128GCM'" in str(refused(reader(verify=False), key, value, other))
     newer = [(k, b"\x01" + (v or b"")[1:] if k == PROTECT_HEADER else v) for k, v in headers]
     assert "version 1" in str(refused(reader(verify=False), key, value, newer))
+    key, value, headers = sealed()
+    params = SignatureParams.from_bytes(dict(headers)[SIGN_HEADER] or b"")
+    params.alg = "Ed448"
+    other = [(k, params.to_bytes() if k == SIGN_HEADER else v) for k, v in headers]
+    assert "unknown signature algorithm 'Ed448'" in str(refused(reader(), key, value, other))
+    newer = [(k, b"\x01" + (v or b"")[1:] if k == SIGN_HEADER else v) for k, v in headers]
+    assert "version 1" in str(refused(reader(), key, value, newer))
+
+
+def test_truncated_signature_headers_are_refused() -> None:
+    key, value, headers = sealed()
+    for name in (SIGN_HEADER, SIGNATURE_HEADER):
+        raw = dict(headers)[name] or b""
+        for n in range(len(raw)):
+            cut = [(k, raw[:n] if k == name else v) for k, v in headers]
+            refused(reader(), key, value, cut)
 
 
 def test_truncated_duplicated_null_protection_headers_are_refused() -> None:
