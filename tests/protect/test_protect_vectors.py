@@ -5,6 +5,7 @@ decrypts and verifies them."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -125,3 +126,13 @@ def test_a_reader_built_from_the_specification_opens_the_vectors(case: dict[str,
         require_signature=case["sign"],
     )
     assert unprotect(reader, case["topic"], key, value, pairs) == _b(case["value"])
+
+
+def test_the_specification_quotes_the_first_vector_exactly() -> None:
+    doc = (PATH.parents[2] / "docs" / "protect.md").read_text()
+    quoted = re.search(r"kheaders\.protect = (.*?)\nvalue\s+= (\w+)", doc, re.S)
+    assert quoted is not None
+    header = "".join(quoted.group(1).split())
+    expected = dict(CASES[0]["expected"]["wire_headers"])
+    assert header == expected["kheaders.protect"]
+    assert quoted.group(2) == CASES[0]["expected"]["wire_value"]
