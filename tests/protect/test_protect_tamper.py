@@ -203,3 +203,29 @@ def test_reprs_and_errors_never_show_key_material() -> None:
         )
     assert "not usable" in str(refusal.value)
     assert_no_secret(str(refusal.value), PLAIN)
+
+
+@given(
+    protect_raw=st.binary(max_size=80),
+    sign_raw=st.binary(max_size=80),
+    signature=st.binary(max_size=80),
+    value=st.one_of(st.none(), st.binary(max_size=64)),
+    which=st.sets(st.sampled_from([PROTECT_HEADER, SIGN_HEADER, SIGNATURE_HEADER]), min_size=1),
+)
+def test_arbitrary_protection_headers_are_refused_never_crash(
+    protect_raw: bytes, sign_raw: bytes, signature: bytes, value: bytes | None, which: set[str]
+) -> None:
+    given_headers = {
+        PROTECT_HEADER: protect_raw,
+        SIGN_HEADER: sign_raw,
+        SIGNATURE_HEADER: signature,
+    }
+    headers: Pairs = [
+        ("tenant", b"acme"),
+        *((k, v) for k, v in given_headers.items() if k in which),
+    ]
+    with pytest.raises(IntegrityError):
+        unprotect(READERS[True], "orders", b"k", value, headers)
+    if PROTECT_HEADER in which or value is not None:  # else: a tombstone, signature unchecked
+        with pytest.raises(IntegrityError):
+            unprotect(READERS[False], "orders", b"k", value, headers)
