@@ -10,6 +10,13 @@ in between routes, traces and dead-letters the record without keys.
 
 from __future__ import annotations
 
+try:
+    import cryptography  # noqa: F401 - the extra's one dependency, checked first
+except ImportError as exc:  # pragma: no cover - the dev extra installs it
+    raise ImportError(
+        "kheaders.protect needs the protect extra: pip install 'kheaders[protect]'"
+    ) from exc
+
 from kheaders._errors import IntegrityError
 from kheaders.protect._crypto import public_key_of
 from kheaders.protect._format import (
