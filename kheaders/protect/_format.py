@@ -119,6 +119,8 @@ def check_bound(names: Iterable[str]) -> tuple[str, ...]:
 
     Raises TypeError/ValueError naming the name at fault.
     """
+    if isinstance(names, str):
+        raise TypeError(f"bound header names must be a collection of names, not one str {names!r}")
     out: list[str] = []
     for name in names:
         if not isinstance(name, str):
@@ -131,7 +133,9 @@ def check_bound(names: Iterable[str]) -> tuple[str, ...]:
 
 
 def context_text(context: str) -> str:
-    """``context`` checked as the struct will write it. Raises ValueError when it is not
-    encodable as UTF-8."""
+    """``context`` checked as the struct will write it. Raises ValueError when it is empty or
+    not encodable as UTF-8."""
+    if not context:
+        raise ValueError("the context must not be empty")
     write_compact_string(context)
     return context

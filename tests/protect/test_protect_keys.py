@@ -110,3 +110,21 @@ def test_kms_hook_is_asked_once_per_key_id() -> None:
     ]
     assert asked == ["k1"]
     assert_no_secret(repr(ring))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"bound_headers": "tenant"}, "not one str"),
+        ({"bound_headers": ["kheaders.protect"]}, "cannot be a bound header"),
+        ({"bound_headers": [""]}, "cannot be a bound header"),
+        ({"context": ""}, "must not be empty"),
+    ],
+)
+def test_bad_protection_settings_are_configuration_errors(
+    kwargs: dict[str, object], words: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=words):
+        ProtectingSerializer(keyring=StaticKeyring({"k1": AES_KEY}), **kwargs)  # type: ignore[arg-type]
+    with pytest.raises(ConfigurationError, match="non-empty collection"):
+        UnprotectingDeserializer(keyring=StaticKeyring({"k1": AES_KEY}), contexts=set())
