@@ -9,6 +9,7 @@ KHeadersError
 ├── ConfigurationError       (also ValueError)    a bad setting (names the key at fault)
 ├── SerializationError       (also ValueError)    a key/value serializer failed for one record
 ├── DeserializationError     (also ValueError)    a deserializer failed; carries the raw record
+│   └── IntegrityError                            a protected record did not decrypt or verify
 ├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
 ├── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
 └── CloudEventError          (also ValueError)    not a valid CloudEvent; names the attribute
@@ -116,3 +117,11 @@ class CloudEventError(KHeadersError, ValueError):
     def __init__(self, message: str, *, attribute: str | None = None) -> None:
         self.attribute = attribute
         super().__init__(message)
+
+
+class IntegrityError(DeserializationError):
+    """A protected record (``kheaders.protect``) was refused: it does not decrypt or verify, its
+    protection headers are malformed, missing where required, or name an unknown key id,
+    algorithm or version, or its context is not accepted. The message names the key id (never
+    key bytes or plaintext); raised by the consumer, it also names topic, partition and offset
+    and carries the raw record (``message``), so it takes the dead-letter path."""

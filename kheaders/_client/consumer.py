@@ -36,7 +36,7 @@ from kheaders import _telemetry
 from kheaders._client.chain import InterceptorChain
 from kheaders._client.config import resolve
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
-from kheaders._errors import DeserializationError, held_failures
+from kheaders._errors import DeserializationError, IntegrityError, held_failures
 from kheaders._model.headers import received, received_all
 from kheaders._model.keys import check_name
 from kheaders._model.received import (
@@ -199,7 +199,9 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             value = vd(topic, headers, msg.value()) if vd is not None else None
         except Exception as exc:
             _telemetry.deserialization_failed(topic, field)
-            raise DeserializationError(
+            # a protected record refused (kheaders.protect) stays an IntegrityError
+            kind = IntegrityError if isinstance(exc, IntegrityError) else DeserializationError
+            raise kind(
                 f"{field} deserializer failed for the record at topic {topic!r} partition"
                 f" {msg.partition()} offset {msg.offset()}: {type(exc).__name__}: {exc}",
                 message=msg,

@@ -278,6 +278,7 @@ assert sent.headers().last_value("correlation.id") == correlation.encode()
         ),
         Elsewhere("tests/interceptors/test_metrics_docs.py"),
     ],
+    "docs/protect.md": [Elsewhere("tests/protect/test_protect_docs.py")] * 4,
     "docs/serde.md": [
         Elsewhere("tests/serde/test_serde.py"),
         Elsewhere("tests/serde/test_serde.py"),
