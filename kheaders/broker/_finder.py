@@ -124,7 +124,8 @@ def create_topic(
     librdkafka's last error (the connection refused, the name that did not resolve).
     """
     log = _LastError()
-    admin = AdminClient({"bootstrap.servers": bootstrap, "logger": log})
+    conf: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": log}
+    admin = AdminClient(conf)
 
     def unanswered(doing: str, exc: BaseException) -> BrokerUnavailableError:
         admin.poll(0)  # serves librdkafka's queued log lines to ``log``
