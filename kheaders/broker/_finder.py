@@ -32,7 +32,7 @@ from kheaders._errors import BrokerUnavailableError
 BOOTSTRAP_ENV = "KHEADERS_BOOTSTRAP"
 """Environment variable naming an existing cluster's bootstrap servers."""
 
-DEFAULT_KAFKA_IMAGE = "apache/kafka:3.9.1"
+DEFAULT_KAFKA_IMAGE = "apache/kafka:4.1.1"
 
 # Settings Tansu would otherwise read from the environment; we pass ours explicitly.
 _TANSU_ENV_VARS = (
