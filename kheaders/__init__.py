@@ -1,7 +1,6 @@
 """kheaders: Kafka record headers made first-class around confluent-kafka."""
 
-from __future__ import annotations
-
+from kheaders import _public
 from kheaders._client.chain import (
     Closeable,
     Configurable,
@@ -160,3 +159,4 @@ __all__ = [
     "wrap_consumer",
     "wrap_producer",
 ]
+_public.claim(__name__, globals())

@@ -59,6 +59,9 @@ HeaderTypes: TypeAlias = (
 _new_header = tuple.__new__
 
 
+_TYPED = {int: "LONG", bool: "BOOL"}  # the codec an error message suggests for a value
+
+
 def _checked(key: object, value: object) -> Header:
     """Validate one header and store its value as ``bytes`` (or ``None``).
 
@@ -83,6 +86,11 @@ def _checked(key: object, value: object) -> Header:
     raise TypeError(
         f"header {key!r}: value must be bytes, bytearray, memoryview, str or None,"
         f" got {type(value).__name__}"
+        + (
+            f"; a typed value: Headers.add_value({key!r}, v, kheaders.{_TYPED[type(value)]})"
+            if type(value) in _TYPED
+            else ""
+        )
     )
 
 

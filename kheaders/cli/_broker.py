@@ -7,6 +7,13 @@ import signal
 import threading
 from typing import Any
 
+FIRST_CONSUMER_HINT = (
+    "consumer groups: with librdkafka's defaults a group join here takes about 23 s; build a "
+    "subscribing consumer's config with kheaders.broker.fast_consumer_config(bootstrap, "
+    "group_id) (joins in about 3 s), or assign() partitions (no join)"
+)
+"""Printed under the address: a first consumer would otherwise print nothing for 20 s."""
+
 
 def register(subparsers: Any) -> None:
     """Add the ``broker`` subcommand."""
@@ -27,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     with EmbeddedBroker(args.port) as broker:
         print(f"bootstrap.servers={broker.bootstrap}", flush=True)
+        print(FIRST_CONSUMER_HINT, flush=True)
         try:
             while not stop.wait(0.5):
                 if not broker.running:

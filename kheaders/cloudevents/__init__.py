@@ -9,6 +9,7 @@ Events are :class:`Event` objects, plain mappings, or the CloudEvents SDK's even
 
 from __future__ import annotations
 
+from kheaders import _public
 from kheaders._errors import CloudEventError
 from kheaders.cloudevents._attributes import REQUIRED, SPECVERSION
 from kheaders.cloudevents._binary import PREFIX
@@ -35,3 +36,4 @@ __all__ = [
     "event_of",
     "partition_key",
 ]
+_public.claim(__name__, globals())

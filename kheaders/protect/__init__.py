@@ -17,6 +17,7 @@ except ImportError as exc:  # pragma: no cover - the dev extra installs it
         "kheaders.protect needs the protect extra: pip install 'kheaders[protect]'"
     ) from exc
 
+from kheaders import _public
 from kheaders._errors import IntegrityError
 from kheaders.protect._crypto import public_key_of
 from kheaders.protect._format import (
@@ -56,3 +57,4 @@ __all__ = [
     "describe",
     "public_key_of",
 ]
+_public.claim(__name__, globals())

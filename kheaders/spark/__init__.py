@@ -2,8 +2,6 @@
 ``kafka`` format, through confluent-kafka), header column functions, KIP-280 compaction in
 Spark SQL, and the pipeline job. Needs the ``spark`` extra (pyspark, pyarrow)."""
 
-from __future__ import annotations
-
 try:
     import pyarrow  # noqa: F401
     import pyspark  # noqa: F401
@@ -12,6 +10,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "kheaders.spark needs pyspark and pyarrow: pip install 'kheaders[spark]'"
     ) from exc
 
+from kheaders import _public
 from kheaders.spark._arrow import HEADERS_TYPE, arrow_schema, kafka_schema
 from kheaders.spark._cloudevents import (
     cloudevent_attribute,
@@ -85,3 +84,4 @@ __all__ = [
     "trace_id",
     "with_header",
 ]
+_public.claim(__name__, globals())

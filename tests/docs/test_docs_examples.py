@@ -116,7 +116,11 @@ assert state[b"k"].value() == b"v2"   # the higher version wins over the later o
 """,
         ),
     ],
-    "docs/aio.md": [Elsewhere("tests/docs/test_docs_aio.py")] * 3,
+    "docs/aio.md": [
+        *[Elsewhere("tests/docs/test_docs_aio.py")] * 2,
+        Elsewhere("tests/docs/test_docs_shutdown.py"),
+        Elsewhere("tests/docs/test_docs_aio.py"),
+    ],
     "docs/cloudevents.md": [Elsewhere("tests/cloudevents/test_docs.py")] * 11
     + [Elsewhere("tests/spark/test_cloudevents.py")],
     "docs/architecture.md": [],
@@ -139,6 +143,7 @@ producer.close()
 assert msg.headers().last_header("traceparent") is not None
 """,
         ),
+        Elsewhere("tests/docs/test_docs_shutdown.py"),
         Run(
             prelude="""
 import kheaders

@@ -7,6 +7,8 @@ import importlib
 
 import pytest
 
+from tests.support.doctests import run_doctests
+
 MODULES = [
     "interceptors.client_id",
     "interceptors.correlation",
@@ -22,5 +24,5 @@ MODULES = [
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name: str) -> None:
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    result = run_doctests(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
