@@ -10,7 +10,8 @@ KHeadersError
 ├── SerializationError       (also ValueError)    a key/value serializer failed for one record
 ├── DeserializationError     (also ValueError)    a deserializer failed; carries the raw record
 ├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
-└── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
+├── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
+└── ProcessingError          (also RuntimeError)  a processor cannot go on (names the record)
 ```
 
 Every leaf also inherits the builtin it refines, so code that catches ``ValueError`` or
@@ -101,3 +102,8 @@ def held_failures(failures: list[DeserializationError]) -> HeldFailuresError:
 
 class BrokerUnavailableError(KHeadersError, RuntimeError):
     """No Kafka-protocol broker could be found or started."""
+
+
+class ProcessingError(KHeadersError, RuntimeError):
+    """A processor cannot go on: a failed record with no retry or dead-letter topic, or a
+    handler slower than ``max.poll.interval.ms``. Nothing past the record was committed."""
