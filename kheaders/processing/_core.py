@@ -41,14 +41,14 @@ class Core:
     handler at all, or no topics.
     """
 
-    def __init__(  # noqa: PLR0913 - the processor's options, each optional
+    def __init__(
         self,
         topics: Sequence[str],
         handler: Callable[..., Any] | None,
         *,
         handlers: Mapping[str | bytes, Callable[..., Any]] | None,
         route_by: str | None,
-        filter: HeadersFilter | None,  # noqa: A002 - the documented keyword
+        filter: HeadersFilter | None,
         retry: RetryTopics | None,
         dead_letter: DeadLetter | None,
         key_de: Callable[..., object] | None,
@@ -163,8 +163,10 @@ class Core:
             kind = DEAD_LETTER
         else:
             return None
-        if kind == DEAD_LETTER and self.dead_letter is not None and (
-            self.dead_letter.contract == KHEADERS
+        if (
+            kind == DEAD_LETTER
+            and self.dead_letter is not None
+            and (self.dead_letter.contract == KHEADERS)
         ):
             headers = dead_letter_headers(msg, error, group_id=self.group).to_list()
         else:
@@ -195,4 +197,4 @@ def _headers(msg: Message) -> Headers:
 
 def consumed_headers(msg: Message) -> Pairs:
     """The record's headers as consumed: ``(key, bytes)`` pairs in order, duplicates kept."""
-    return list(map(tuple, _headers(msg)))  # type: ignore[arg-type]
+    return list(map(tuple, _headers(msg)))

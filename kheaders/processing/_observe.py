@@ -8,8 +8,8 @@
 * histogram ``messaging.process.duration`` (s) per record [``messaging.destination.name``].
 * counters ``kheaders.processing.failures`` (handler or deserializer failures),
   ``kheaders.processing.retries``, ``kheaders.processing.dead_letters`` (acknowledged
-  publications) and ``kheaders.processing.publish.failures`` ``{record}`` [``messaging.destination.name``: the topic
-  the record was read from].
+  publications) and ``kheaders.processing.publish.failures`` ``{record}``
+  [``messaging.destination.name``: the topic the record was read from].
 * structlog events (``kheaders.processing``) with topic, partition, offset and attempt; never
   a key or value.
 
@@ -43,9 +43,7 @@ class _HeaderGetter:
     """opentelemetry's text-map getter over a record's ``(key, bytes)`` pairs."""
 
     def get(self, carrier: Sequence[tuple[str, bytes | None]], key: str) -> list[str] | None:
-        found = [
-            v.decode("latin-1") for k, v in carrier if k.lower() == key and v is not None
-        ]
+        found = [v.decode("latin-1") for k, v in carrier if k.lower() == key and v is not None]
         return found or None
 
     def keys(self, carrier: Sequence[tuple[str, bytes | None]]) -> list[str]:
@@ -57,8 +55,12 @@ _GETTER = _HeaderGetter()
 
 def _sdk_set(provider: object) -> bool:
     name = type(provider).__name__
-    return name not in {"ProxyTracerProvider", "NoOpTracerProvider", "_ProxyMeterProvider",
-                        "NoOpMeterProvider"}
+    return name not in {
+        "ProxyTracerProvider",
+        "NoOpTracerProvider",
+        "_ProxyMeterProvider",
+        "NoOpMeterProvider",
+    }
 
 
 class Observer:
@@ -158,7 +160,8 @@ class Observer:
             if counter is None:
                 from opentelemetry import metrics
 
-                meter = metrics.get_meter("kheaders.processing", meter_provider=self._meter_provider)
+                provider = self._meter_provider
+                meter = metrics.get_meter("kheaders.processing", meter_provider=provider)
                 counter = self._counters[name] = meter.create_counter(name, unit="{record}")
             counter.add(1, {"messaging.destination.name": topic})
         except Exception:  # telemetry never breaks processing

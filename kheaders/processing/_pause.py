@@ -28,7 +28,7 @@ class Paused:
         self._due: dict[Partition, tuple[int, int]] = {}
         """partition -> (due epoch ms, offset sought back to)."""
 
-    def __contains__(self, tp: Partition) -> bool:
+    def __contains__(self, tp: object) -> bool:
         return tp in self._due
 
     def __len__(self) -> int:

@@ -7,7 +7,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 from kheaders._client.config import KEY_DESERIALIZER, VALUE_DESERIALIZER, resolve
 from kheaders._errors import ConfigurationError
@@ -88,7 +89,7 @@ def prepare_topics(
     Raises KafkaException when the cluster cannot be reached; a target that cannot be
     created is logged and left to the broker's auto-creation.
     """
-    admin = AdminClient(connection_config(config))
+    admin = AdminClient(connection_config(config))  # type: ignore[arg-type]
     names = [*targets, *(t for ts in targets.values() for t in ts)]
     counts = _counts(admin, names, timeout)
     missing = [
