@@ -6,6 +6,7 @@ can wait on the network off the event loop. See docs/aio.md.
 """
 
 from kheaders.aio._consumer import AIOConsumer
+from kheaders.aio._processor import AIOProcessor
 from kheaders.aio._producer import AIOProducer
 
-__all__ = ["AIOConsumer", "AIOProducer"]
+__all__ = ["AIOConsumer", "AIOProcessor", "AIOProducer"]
