@@ -69,7 +69,8 @@ def encode_big_integer(value: int) -> bytes:
     >>> encode_big_integer(0), encode_big_integer(127), encode_big_integer(128), encode_big_integer(-1)
     (b'\\x00', b'\\x7f', b'\\x00\\x80', b'\\xff')
     """  # noqa: E501
-    length = value.bit_length() // 8 + 1  # room for the sign bit: minimal two's complement
+    magnitude = value if value >= 0 else ~value  # Java's bitLength(): the sign bit left out
+    length = magnitude.bit_length() // 8 + 1  # room for the sign bit: minimal two's complement
     return value.to_bytes(length, "big", signed=True)
 
 
