@@ -27,6 +27,7 @@ from kheaders._errors import (
     HeldFailuresError,
     InvalidNameError,
     KHeadersError,
+    ProcessingError,
     ReadOnlyHeadersError,
     SerializationError,
 )
@@ -124,6 +125,7 @@ __all__ = [
     "OnCommit",
     "OnConsume",
     "OnSend",
+    "ProcessingError",
     "Producer",
     "ProducerRecord",
     "ReadOnlyHeadersError",

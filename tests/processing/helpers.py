@@ -80,12 +80,17 @@ def read_all(bootstrap: str, topic: str, expected: int, timeout: float = 60.0) -
         }
     )
     try:
-        meta = consumer.list_topics(topic, timeout=10).topics[topic]
+        deadline = time.monotonic() + timeout
+        while True:  # the processor may not have created the topic yet
+            meta = consumer.list_topics(topic, timeout=10).topics.get(topic)
+            if meta is not None and meta.error is None and meta.partitions:
+                break
+            assert time.monotonic() < deadline, f"topic {topic} never appeared"
+            time.sleep(0.1)
         consumer.assign(
             [TopicPartition(topic, p, OFFSET_BEGINNING) for p in sorted(meta.partitions)]
         )
         out: list[Read] = []
-        deadline = time.monotonic() + timeout
         while len(out) < expected and time.monotonic() < deadline:
             for m in consumer.consume(500, 0.2):
                 if m.error() is None:
