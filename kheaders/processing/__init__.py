@@ -8,6 +8,7 @@ docs/processing.md.
 
 from kheaders.processing import _spring_headers as spring_headers
 from kheaders.processing._core import HeadersFilter
+from kheaders.processing._describe import describe
 from kheaders.processing._failure import without_retry_state
 from kheaders.processing._processor import Processor
 from kheaders.processing._retry import KHEADERS, SPRING, DeadLetter, RetryTopics
@@ -19,6 +20,7 @@ __all__ = [
     "HeadersFilter",
     "Processor",
     "RetryTopics",
+    "describe",
     "spring_headers",
     "without_retry_state",
 ]

@@ -56,7 +56,11 @@ def produce(bootstrap: str, topic: str, records: list[dict[str, Any]]) -> list[R
         )
 
     for r in records:
-        kwargs: dict[str, Any] = {"key": r.get("key"), "value": r.get("value"), "on_delivery": report}
+        kwargs: dict[str, Any] = {
+            "key": r.get("key"),
+            "value": r.get("value"),
+            "on_delivery": report,
+        }
         if r.get("headers") is not None:
             kwargs["headers"] = r["headers"]
         if r.get("partition") is not None:

@@ -51,7 +51,7 @@ class Commits:
 def test_a_failure_unpublished_while_the_broker_is_down_is_handled_again_uncommitted(
     proxied: tuple[Any, Any],
 ) -> None:
-    broker, proxy = proxied
+    _broker, proxy = proxied
     bootstrap = proxy.address
     topic = create_topic(bootstrap, "down", partitions=1)
     records = [

@@ -23,12 +23,26 @@ N = 1000
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _start(bootstrap: str, topic: str, group: str, out: Path, sleep_s: float) -> subprocess.Popen[str]:
+def _start(
+    bootstrap: str, topic: str, group: str, out: Path, sleep_s: float
+) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.processing.service", bootstrap, topic, group, str(out),
-         str(sleep_s)],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        [
+            sys.executable,
+            "-m",
+            "tests.processing.service",
+            bootstrap,
+            topic,
+            group,
+            str(out),
+            str(sleep_s),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
 
 
@@ -42,8 +56,9 @@ def test_kill_9_mid_run_then_restart_loses_nothing_and_sigterm_commits(
     bootstrap: str, topic_factory: Callable[..., str], tmp_path: Path
 ) -> None:
     topic = topic_factory(partitions=3)
-    sent = produce(bootstrap, topic, [{"key": f"k{i}".encode(), "value": f"v{i}".encode()}
-                                      for i in range(N)])
+    sent = produce(
+        bootstrap, topic, [{"key": f"k{i}".encode(), "value": f"v{i}".encode()} for i in range(N)]
+    )
     group = f"crash-{uuid.uuid4().hex[:8]}"
     first, second = tmp_path / "first.txt", tmp_path / "second.txt"
     proc = _start(bootstrap, topic, group, first, 0.002)
@@ -60,15 +75,18 @@ def test_kill_9_mid_run_then_restart_loses_nothing_and_sigterm_commits(
     poison = {f"v{i}" for i in range(N) if i % 20 == 7}
     try:
         wait_for(
-            lambda: {v for t, v in _lines(second) if t == topic} | handled_first
-            >= {f"v{i}" for i in range(N)},
+            lambda: (
+                {v for t, v in _lines(second) if t == topic} | handled_first
+                >= {f"v{i}" for i in range(N)}
+            ),
             what="every record handled by one run or the other",
         )
         dead = read_all(bootstrap, f"{topic}-dlt", len(poison))
     finally:
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=60)
-    assert proc.returncode == 0 and "stopped cleanly" in out
+    assert proc.returncode == 0
+    assert "stopped cleanly" in out
     assert {(d.value or b"").decode() for d in dead} >= poison  # nothing lost on its way
     again = [v for t, v in _lines(second) if t == topic and v in handled_first]
     assert len(again) < len(handled_first)  # the first run's commits held

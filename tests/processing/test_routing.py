@@ -114,7 +114,9 @@ def test_a_failure_with_nowhere_to_go_stops_the_processor_uncommitted(
     with pytest.raises(ProcessingError, match=rf"{topic}\[0\]@1"):
         running.stop()
     again: list[bytes] = []
-    rerun = Running(make(kind, config(bootstrap, group), [topic], lambda m: again.append(m.value())))
+    rerun = Running(
+        make(kind, config(bootstrap, group), [topic], lambda m: again.append(m.value()))
+    )
     try:
         wait_for(lambda: again == [b"bad"], what="the failed record read again")
     finally:
