@@ -19,7 +19,8 @@ from kheaders.processing._core import Hop
 from kheaders.processing._observe import log
 
 AsyncHandler = Callable[[Message], Awaitable[object]]
-_KeyId = tuple[str, int, object]
+LANE_DEPTH = 64
+"""Records waiting per worker before the reader waits for room."""
 
 
 class AIOProcessor(ProcessorBase):
@@ -27,9 +28,11 @@ class AIOProcessor(ProcessorBase):
     ``await run()``, ``stop()`` from any thread (or SIGTERM/SIGINT in the main thread).
 
     ``concurrency`` records are handled at once (default 1: one after the other, in
-    partition order). Above 1, records of the same partition and key are still handled one
-    after the other in their order (records without a key in any order); a partition's
-    offset is committed only up to its oldest record still in hand. Every other option is
+    partition order). Above 1, ``concurrency`` workers each take the records of the keys that
+    hash to it, in order, so records of the same key are still handled one after the other
+    (records without a key go to any worker, and a slow record holds up the keys behind it
+    in its worker); a partition's offset is committed only up to its oldest record still in
+    hand. Every other option is
     the sync Processor's. Raises ConfigurationError for a bad option or setting.
     """
 
@@ -51,9 +54,9 @@ class AIOProcessor(ProcessorBase):
         self._producer: AIOProducer | None = None
         self._held: dict[Partition, deque[Message]] = {}
         """Records of paused partitions read before the pause took effect, in order."""
-        self._tails: dict[_KeyId, asyncio.Task[None]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._slots: asyncio.Semaphore | None = None
+        self._lanes: list[asyncio.Queue[tuple[Message, int | None] | None]] = []
+        """With ``concurrency`` above 1: a queue per worker; a record goes to its key's."""
+        self._workers: list[asyncio.Task[None]] = []
         self._error: BaseException | None = None
         """What a concurrent record raised that stops the processor (ProcessingError)."""
 
@@ -64,7 +67,9 @@ class AIOProcessor(ProcessorBase):
         ``max.poll.interval.ms``; KafkaException when the cluster cannot be reached at start.
         """
         self._loop = asyncio.get_running_loop()
-        self._slots = asyncio.Semaphore(self.concurrency)
+        if self.concurrency > 1:
+            self._lanes = [asyncio.Queue(LANE_DEPTH) for _ in range(self.concurrency)]
+            self._workers = [asyncio.create_task(self._lane(q)) for q in self._lanes]
         await asyncio.to_thread(self._prepare_topics)
         producer = self._producer = AIOProducer(self._producer_config)
         consumer = self._consumer = AIOConsumer(self._consumer_config)
@@ -102,6 +107,11 @@ class AIOProcessor(ProcessorBase):
 
     async def _batch(self, msgs: list[Message]) -> None:
         held = self._held
+        core = self._core
+        fast = core.plain and not self._observer.active and self.concurrency == 1
+        retry_topics = core.retry_topics
+        handler = core.handler
+        settled = self._offsets.settled_now
         for msg in msgs:
             if self._stop.is_set():
                 return
@@ -111,6 +121,14 @@ class AIOProcessor(ProcessorBase):
             tp = (msg.topic() or "", msg.partition() or 0)
             if tp in held:
                 held[tp].append(msg)  # its partition waits for a due time: kept in order
+                continue
+            if fast and tp[0] not in retry_topics:
+                try:
+                    await handler(msg)  # type: ignore[misc]
+                except Exception as exc:
+                    await self._failed(msg, exc, 1, (msg.key(), msg.value()))
+                else:
+                    settled(tp, msg.offset())  # type: ignore[arg-type]
                 continue
             await self._dispatch(msg)
 
@@ -143,35 +161,23 @@ class AIOProcessor(ProcessorBase):
         if self.concurrency == 1:
             await self._process(msg, attempt, started=False)
             return
-        slots = self._slots
-        assert slots is not None
-        await slots.acquire()
-        self._offsets.start(tp, offset)
+        lanes = self._lanes
         key = msg.key()
-        key_id = (topic, partition, key) if key is not None else None
-        before = self._tails.get(key_id) if key_id is not None else None
-        task = asyncio.get_running_loop().create_task(self._after(before, msg, attempt))
-        self._tasks.add(task)
-        if key_id is not None:
-            self._tails[key_id] = task
-        task.add_done_callback(lambda t: self._task_done(t, key_id))
+        lane = lanes[(hash(key) if key is not None else offset) % len(lanes)]
+        self._offsets.start(tp, offset)
+        await lane.put((msg, attempt))
 
-    def _task_done(self, task: asyncio.Task[None], key_id: _KeyId | None) -> None:
-        self._tasks.discard(task)
-        if key_id is not None and self._tails.get(key_id) is task:
-            del self._tails[key_id]
-        if self._slots is not None:
-            self._slots.release()
-        if not task.cancelled() and task.exception() is not None:
-            self._stop.set()  # a ProcessingError: nowhere to send a failure
-            self._error = self._error or task.exception()
-
-    async def _after(
-        self, before: asyncio.Task[None] | None, msg: Message, attempt: int | None
-    ) -> None:
-        if before is not None:
-            await asyncio.wait([before])  # the same key's earlier record first
-        await self._process(msg, attempt, started=True)
+    async def _lane(self, queue: asyncio.Queue[tuple[Message, int | None] | None]) -> None:
+        """One of ``concurrency`` workers: records of the keys hashed to it, in order."""
+        while (item := await queue.get()) is not None:
+            try:
+                await self._process(item[0], item[1], started=True)
+            except Exception as exc:  # a ProcessingError: nowhere to send a failure
+                self._error = self._error or exc
+                self._stop.set()
+            finally:
+                queue.task_done()
+        queue.task_done()
 
     async def _process(self, msg: Message, attempt: int | None, *, started: bool) -> None:
         core = self._core
@@ -299,8 +305,13 @@ class AIOProcessor(ProcessorBase):
             self._held.pop(tp, None)
 
     async def _shutdown(self, consumer: AIOConsumer, producer: AIOProducer) -> None:
-        if self._tasks:
-            await asyncio.wait(set(self._tasks), timeout=self.shutdown_timeout)
+        if self._workers:  # the records in hand are finished, the rest read again later
+            for queue in self._lanes:
+                while not queue.empty():
+                    queue.get_nowait()
+                    queue.task_done()
+                queue.put_nowait(None)
+            await asyncio.wait(self._workers, timeout=self.shutdown_timeout)
         left = await producer.flush(self.shutdown_timeout)
         if left:  # unacknowledged: their records stay uncommitted and are read again
             log.warning("processing.unpublished_at_stop", records=left)

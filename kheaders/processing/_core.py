@@ -78,8 +78,14 @@ class Core:
         self.retry_topics = frozenset(t for t, main in self.main_of.items() if t != main)
         self.partitions: dict[str, int] = {}
         """Partition counts of the topics republished to (learned at start)."""
-        self.plain = filter is None and route_by is None and key_de is None and value_de is None
-        """True when a main-topic record needs nothing but its handler."""
+        self.plain = (
+            filter is None
+            and route_by is None
+            and key_de is None
+            and value_de is None
+            and (retry is None or not retry.in_place)
+        )
+        """True when a main-topic record needs nothing but one call of its handler."""
 
     def all_topics(self) -> list[str]:
         """Every topic read: the given ones and their retry topics."""
