@@ -6,10 +6,11 @@ Sync: ``kheaders.processing.Processor`` against a hand-written at-least-once loo
 ``kheaders.Consumer`` (``consume(500)``, the handler in ``try``, explicit offsets committed
 asynchronously once a second, as the processor does). Async: ``kheaders.aio.AIOProcessor``
 (``concurrency`` 1 and 8) against the same loop written on aiokafka (``getmany``, ``await
-handler``, offsets committed once a second), and on kheaders.aio's AIOConsumer. Each contender reads the same topic (one
-partition, 3 headers, 100-byte values) with a fresh consumer group; the clock runs from the
-first record handled to the last, so group joins are left out. Rounds alternate the
-contenders; the median rate of each is reported, and the ratios to the loops.
+handler``, offsets committed once a second), and on kheaders.aio's AIOConsumer. Each
+contender reads the same topic (one partition, 3 headers, 100-byte values) with a fresh
+consumer group; the clock runs from the first record handled to the last, so group joins are
+left out. Rounds alternate the contenders; the median rate of each is reported, and the
+ratios to the loops.
 """
 
 from __future__ import annotations
