@@ -4,6 +4,7 @@ as consumed; in-place attempts; failures with nowhere to go."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -148,3 +149,23 @@ def test_dead_letter_publisher_sends_consumed_bytes_and_extra_headers(
     assert dead[0].value == b'{"a":1}'
     assert dead[0].headers[0] == ("h", b"1")
     assert dead[0].headers[-1] == ("n", b"\x00\x02")
+
+
+def test_a_handler_slower_than_max_poll_interval_fails_loudly(
+    bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    topic = topic_factory()
+    produce(bootstrap, topic, [{"key": b"a", "value": b"slow"}, {"key": b"b", "value": b"next"}])
+
+    def handle(msg: Any) -> None:
+        if msg.value() == b"slow":
+            time.sleep(3)  # three times max.poll.interval.ms
+
+    conf = config(
+        bootstrap,
+        **{"session.timeout.ms": 1000, "heartbeat.interval.ms": 200, "max.poll.interval.ms": 1000},
+    )
+    running = Running(make("sync", conf, [topic], handle))
+    wait_for(lambda: not running.alive, what="run() to end")
+    with pytest.raises(ProcessingError, match="max.poll.interval.ms"):
+        running.stop()
