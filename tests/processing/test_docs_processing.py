@@ -1,5 +1,6 @@
-"""docs/processing.md (listed as Elsewhere in tests/docs/test_docs_examples.py): the services run as processes, handle what the text says and stop on
-SIGTERM; the other blocks build what they say."""
+"""docs/processing.md (an ``Elsewhere`` of tests/docs/test_docs_examples.py): the services
+run as processes, handle what the text says and stop on SIGTERM; the other blocks build
+what they say."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def test_the_service_handles_retries_and_stops_on_sigterm(
     assert proc.returncode == 0
     assert text.splitlines()[-1] == "stopped"
     if which == "sync":  # id 2 declined (dead letter), id 3 fine
-        assert "charged order 1" in text and "charged order 3" in text
+        assert "charged order 1" in text
+        assert "charged order 3" in text
         assert "charged order 2" not in text
 
 
@@ -87,4 +89,5 @@ def test_the_strict_order_and_routing_blocks_build_processors(
     for block in BLOCKS[2:]:
         exec(compile(_localised(block, topic), str(DOC), "exec"), namespace)
     ledger, router = namespace["ledger"], namespace["router"]
-    assert isinstance(ledger, Processor) and isinstance(router, Processor)
+    assert isinstance(ledger, Processor)
+    assert isinstance(router, Processor)

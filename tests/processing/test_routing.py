@@ -167,5 +167,5 @@ def test_a_handler_slower_than_max_poll_interval_fails_loudly(
     )
     running = Running(make("sync", conf, [topic], handle))
     wait_for(lambda: not running.alive, what="run() to end")
-    with pytest.raises(ProcessingError, match="max.poll.interval.ms"):
+    with pytest.raises(ProcessingError, match=r"max\.poll\.interval\.ms"):
         running.stop()
