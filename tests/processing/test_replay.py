@@ -69,11 +69,14 @@ def test_replay_round_trip_resets_retry_state_and_commits_its_progress(
         "--timeout",
         "1",
     )
-    assert code == 0 and "replayed 2 of 2" in text, text
+    assert code == 0
+    assert "replayed 2 of 2" in text, text
     code, text = _cli("dlt", "replay", dlt, "--bootstrap", bootstrap, "--timeout", "1")
-    assert code == 0 and "replayed 5 of 5" in text, text  # its own group: all five
+    assert code == 0
+    assert "replayed 5 of 5" in text, text  # its own group: all five
     code, text = _cli("dlt", "replay", dlt, "--bootstrap", bootstrap, "--timeout", "1")
-    assert code == 0 and "replayed 0 of 0" in text, text  # progress committed: none twice
+    assert code == 0
+    assert "replayed 0 of 0" in text, text  # progress committed: none twice
     stamps = {s.value: s.timestamp for s in sent}
     back = read_all(bootstrap, topic, 7)
     assert len(back) == 7
