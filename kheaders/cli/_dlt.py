@@ -111,6 +111,15 @@ def _last(headers: list[tuple[str, bytes | None]], names: tuple[str, ...]) -> by
     return None
 
 
+def _bad_name(topic: str) -> str | None:
+    """Why ``topic`` (read from a header) cannot be produced to, or None."""
+    try:
+        check_name(topic)
+    except InvalidNameError as exc:
+        return printable(str(exc))
+    return None
+
+
 def _partition(headers: list[tuple[str, bytes | None]]) -> int:
     value = _last(headers, ORIGINAL_PARTITIONS)
     if value is None:
@@ -228,9 +237,10 @@ class _Run:
         where = f"{printable(self.topic)}[{msg.partition()}]@{msg.offset()}"
         if all(_last(headers, (k,)) == v for k, v in self.where):
             target = self.to or (_last(headers, ORIGINAL_TOPICS) or b"").decode("utf-8", "replace")
-            if not target:
+            problem = "names no original topic" if not target else _bad_name(target)
+            if problem:
                 print(
-                    f"kheaders dlt replay: {where} names no original topic: replay it with --to",
+                    f"kheaders dlt replay: {where} {problem}: replay it with --to",
                     file=sys.stderr,
                 )
                 self.code = 1

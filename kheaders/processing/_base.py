@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaError, Message
 
-from kheaders._errors import ProcessingError
+from kheaders._errors import ConfigurationError, ProcessingError
 from kheaders.processing import _observe
 from kheaders.processing._commits import Offsets
 from kheaders.processing._core import Core, HeadersFilter, Hop
@@ -49,6 +49,22 @@ def stop_on_signals(stop: Callable[[], None], enabled: bool) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def _check_in_place(retry: RetryTopics | None, config: Mapping[str, object]) -> None:
+    """Raise ConfigurationError when in-place attempts could outlast
+    ``max.poll.interval.ms`` (they run on the polling thread)."""
+    if retry is None or not retry.in_place:
+        return
+    try:
+        limit = float(str(config.get("max.poll.interval.ms", 300_000))) / 1000
+    except ValueError:
+        return  # librdkafka names the bad value itself
+    if retry.in_place * retry.in_place_delay >= limit / 2:
+        raise ConfigurationError(
+            f"RetryTopics: in_place={retry.in_place} x in_place_delay={retry.in_place_delay} s"
+            f" must stay well below max.poll.interval.ms ({limit:g} s): use retry topics"
+        )
+
+
 class ProcessorBase:
     """The options and state of a processor (see :class:`kheaders.processing.Processor`)."""
 
@@ -72,7 +88,16 @@ class ProcessorBase:
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
     ) -> None:
+        for name, value in (
+            ("commit_interval", commit_interval),
+            ("poll_timeout", poll_timeout),
+            ("shutdown_timeout", shutdown_timeout),
+            ("batch_size", batch_size),
+        ):
+            if not isinstance(value, int | float) or not value > 0:
+                raise ConfigurationError(f"{name} must be a positive number, got {value!r}")
         consumer_config, key_de, value_de = consumer_parts(config)
+        _check_in_place(retry, consumer_config)
         group = str(consumer_config["group.id"])
         self._core = Core(
             topics,

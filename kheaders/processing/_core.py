@@ -19,6 +19,8 @@ from kheaders.processing._retry import KHEADERS, DeadLetter, RetryTopics, route_
 HeadersFilter = Callable[[Headers], bool]
 """``filter=``: given a record's headers, True to handle it, False to skip (and commit) it."""
 
+MIN_LONGEST_WAIT = 60.0
+"""Seconds: the least of the longest wait a retry record may ask (10x the longest delay)."""
 RETRY = "retry"
 DEAD_LETTER = "dead-letter"
 
@@ -76,6 +78,10 @@ class Core:
         self.group = group
         self.main_of = route_map(topics, retry)
         self.retry_topics = frozenset(t for t, main in self.main_of.items() if t != main)
+        longest = max(retry.delays, default=0) if retry else 0
+        self.longest_wait_ms = round(max(10 * longest, MIN_LONGEST_WAIT) * 1000)
+        """A retry record is never held longer than this from when it is read: a due time
+        further off (a peer's mistake, or an attacker's) would stall its partition."""
         self.partitions: dict[str, int] = {}
         """Partition counts of the topics republished to (learned at start)."""
         self.plain = (
@@ -111,7 +117,10 @@ class Core:
         if msg.topic() not in self.retry_topics:
             return None
         due = sh.decode_timestamp(_headers(msg).last_value(sh.BACKOFF_TIMESTAMP))
-        return due if due is not None and due > now_ms() else None
+        now = now_ms()
+        if due is None or due <= now:
+            return None
+        return min(due, now + self.longest_wait_ms)  # a far-off due time stalls no partition
 
     def accepts(self, msg: Message) -> bool:
         """``filter``'s verdict on the record's headers (True without a filter)."""

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from confluent_kafka import Message
 
-from kheaders import ConfigurationError, DeserializationError
-from kheaders.processing import DeadLetter, RetryTopics
+from kheaders import ConfigurationError, DeserializationError, Headers
+from kheaders.processing import DeadLetter, Processor, RetryTopics
+from kheaders.processing import spring_headers as sh
 from kheaders.processing._commits import Offsets
-from kheaders.processing._pause import Paused
+from kheaders.processing._core import Core
+from kheaders.processing._pause import Paused, now_ms
 
 
 def test_topic_names_follow_springs_defaults() -> None:
@@ -91,3 +94,51 @@ def test_paused_partitions_are_due_in_time_order() -> None:
     assert ("r", 1) in paused
     assert ("r", 0) not in paused
     assert paused.wait(0.1, at_ms=1_000) == 0.1
+
+
+def _core(retry: RetryTopics) -> Core:
+    return Core(
+        ["orders"],
+        lambda m: None,
+        handlers=None,
+        route_by=None,
+        filter=None,
+        retry=retry,
+        dead_letter=None,
+        key_de=None,
+        value_de=None,
+        group="g",
+    )
+
+
+def test_a_due_time_far_off_is_cut_so_no_partition_stalls_for_good() -> None:
+    core = _core(RetryTopics(delays=[1]))
+    far = now_ms() + 10**12  # ~30 years
+    msg = Message(topic="orders-retry", partition=0, offset=0)
+    msg.set_headers(Headers([(sh.BACKOFF_TIMESTAMP, sh.encode_big_integer(far))]).close())
+    due = core.due_ms(msg)
+    assert due is not None
+    assert due <= now_ms() + 60_000
+    assert core.attempt(msg) == 1  # no attempts header: 1, as Spring reads it
+    on_main = Message(topic="orders", partition=0, offset=0)
+    on_main.set_headers(msg.headers())
+    assert core.due_ms(on_main) is None  # only retry topics wait
+
+
+@pytest.mark.parametrize(
+    ("options", "config"),
+    [
+        ({"commit_interval": 0}, {}),
+        ({"batch_size": -1}, {}),
+        ({"retry": RetryTopics(delays=[], in_place=200, in_place_delay=1)}, {}),
+        ({"retry": RetryTopics(in_place=2, in_place_delay=4)}, {"max.poll.interval.ms": 10000}),
+        ({}, {"enable.auto.commit": True}),
+        ({}, {"group.id": ""}),
+    ],
+)
+def test_bad_processor_options_are_refused_before_connecting(
+    options: dict[str, object], config: dict[str, object]
+) -> None:
+    conf = {"bootstrap.servers": "127.0.0.1:1", "group.id": "g", **config}
+    with pytest.raises(ConfigurationError):
+        Processor(conf, ["orders"], lambda m: None, **options)  # type: ignore[arg-type]
