@@ -251,9 +251,9 @@ class AIOProcessor(ProcessorBase):
                 timestamp=ts if ts_type else 0,
                 headers=hop.headers,
             )
-        except KafkaException as exc:
-            self._publish_failed(hop, tp, offset, str(exc))
-            self._handle_again_later(msg, raw, attempt)
+        except Exception as exc:  # refused before sending (a header limit, a size):
+            self._publish_failed(hop, tp, offset, f"{type(exc).__name__}: {exc}")
+            self._handle_again_later(msg, raw, attempt)  # never committed meanwhile
             return
         delivery.add_done_callback(lambda f: self._reported(f, hop, msg, raw, attempt))
 

@@ -211,6 +211,10 @@ class Processor(ProcessorBase):
                 return
             except BufferError:  # the queue is full: serve reports, then try again
                 producer.poll(0.1)
+            except Exception as exc:  # refused before sending (a header limit, a size):
+                self._publish_failed(hop, tp, offset, f"{type(exc).__name__}: {exc}")
+                self._handle_again_later(msg, raw, attempt)  # never committed meanwhile
+                return
 
     def _reporter(
         self, hop: Hop, msg: Message, raw: tuple[object, object], attempt: int
