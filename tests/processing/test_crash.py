@@ -1,5 +1,5 @@
 """A processing service killed with SIGKILL mid-run loses nothing when restarted; SIGTERM
-stops it cleanly with everything handled committed."""
+stops it cleanly with everything handled committed; a rebalance commits what was handled."""
 
 from __future__ import annotations
 
@@ -7,15 +7,18 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import confluent_kafka
 import pytest
 from confluent_kafka import TopicPartition
 
-from tests.processing.helpers import produce, read_all, wait_for
+from kheaders.processing import Processor
+from tests.processing.helpers import Running, config, produce, read_all, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -100,3 +103,45 @@ def test_kill_9_mid_run_then_restart_loses_nothing_and_sigterm_commits(
     finally:
         consumer.close()
     assert {tp.partition: tp.offset for tp in committed} == {p: o + 1 for p, o in last.items()}
+
+
+def test_a_rebalance_commits_what_was_handled_so_no_record_is_handled_twice(
+    bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    topic = topic_factory(partitions=2)
+    n = 600
+    produce(
+        bootstrap,
+        topic,
+        [
+            {"key": f"k{i}".encode(), "value": f"v{i}".encode(), "partition": i % 2}
+            for i in range(n)
+        ],
+    )
+    handled: list[tuple[str, bytes]] = []
+
+    def by(name: str) -> Callable[[Any], None]:
+        def handle(msg: Any) -> None:
+            handled.append((name, msg.value()))
+            time.sleep(0.01)  # slow enough for the second member to join mid-run
+
+        return handle
+
+    group = f"rebalance-{uuid.uuid4().hex[:8]}"
+    conf = config(bootstrap, group, **{"session.timeout.ms": 3000})
+    first = Running(Processor(conf, [topic], by("a"), commit_interval=60, batch_size=10))
+    second = None
+    try:
+        wait_for(lambda: len(handled) >= 40, what="the first member under way")
+        second = Running(Processor(conf, [topic], by("b"), commit_interval=60, batch_size=10))
+        wait_for(
+            lambda: {v for _, v in handled} >= {f"v{i}".encode() for i in range(n)},
+            what="every record handled",
+        )
+    finally:
+        first.stop()
+        if second is not None:
+            second.stop()
+    assert {name for name, _ in handled} == {"a", "b"}  # the partitions were shared
+    values = [v for _, v in handled]
+    assert len(values) == len(set(values))  # commits on revoke: nothing handled twice
