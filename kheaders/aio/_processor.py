@@ -67,12 +67,12 @@ class AIOProcessor(ProcessorBase):
         ``max.poll.interval.ms``; KafkaException when the cluster cannot be reached at start.
         """
         self._loop = asyncio.get_running_loop()
-        if self.concurrency > 1:
-            self._lanes = [asyncio.Queue(LANE_DEPTH) for _ in range(self.concurrency)]
-            self._workers = [asyncio.create_task(self._lane(q)) for q in self._lanes]
         await asyncio.to_thread(self._prepare_topics)
         producer = self._producer = AIOProducer(self._producer_config)
         consumer = self._consumer = AIOConsumer(self._consumer_config)
+        if self.concurrency > 1:
+            self._lanes = [asyncio.Queue(LANE_DEPTH) for _ in range(self.concurrency)]
+            self._workers = [asyncio.create_task(self._lane(q)) for q in self._lanes]
         try:
             await consumer.subscribe(
                 self._core.all_topics(), on_revoke=self._on_revoke, on_lost=self._on_lost
@@ -90,9 +90,6 @@ class AIOProcessor(ProcessorBase):
             if self._paused:
                 for tp in self._paused.due():
                     await self._resume(consumer, tp)
-            if time.monotonic() - last_commit >= self.commit_interval:
-                await self._commit(consumer, asynchronous=True)
-                last_commit = time.monotonic()
             wait = self._paused.wait(self.poll_timeout)
             if self._again:
                 wait = min(wait, 0.1)
@@ -101,6 +98,9 @@ class AIOProcessor(ProcessorBase):
             except DeserializationError as exc:  # unreadable headers: never retried
                 await self._failed(exc.message, exc, 1, (exc.message.key(), exc.message.value()))
                 continue
+            if time.monotonic() - last_commit >= self.commit_interval:  # after a read, as
+                await self._commit(consumer, asynchronous=True)  # the sync processor does
+                last_commit = time.monotonic()
             if msgs:
                 self._observer.refresh()
                 await self._batch(msgs)

@@ -16,7 +16,7 @@ Partition = tuple[str, int]
 class Offsets:
     """Tracks started and settled records per partition; hands out what may be committed."""
 
-    __slots__ = ("_committed", "_open", "_ready")
+    __slots__ = ("_ahead", "_committed", "_open", "_ready")
 
     def __init__(self) -> None:
         self._ready: dict[Partition, int] = {}
@@ -24,6 +24,9 @@ class Offsets:
         self._open: dict[Partition, dict[int, bool]] = {}
         """Records started and not yet in a settled row: offset -> settled, in order."""
         self._committed: dict[Partition, int] = {}
+        self._ahead: dict[Partition, int] = {}
+        """Where a partition's offset was before a record older than it started (one a
+        consumer handed late): restored once that record and every open one settled."""
 
     def settled_now(self, tp: Partition, offset: int) -> None:
         """A record handled at once, in order (the common case: no bookkeeping per record
@@ -41,6 +44,10 @@ class Offsets:
         if pending is None:
             pending = self._open[tp] = {}
         pending[offset] = False
+        ready = self._ready.get(tp)
+        if ready is not None and ready > offset:  # handed after newer records settled
+            self._ahead[tp] = max(ready, self._ahead.get(tp, ready))
+            self._ready[tp] = offset
 
     def settle(self, tp: Partition, offset: int) -> None:
         """A started record is done; ignored when its partition was forgotten meanwhile."""
@@ -52,15 +59,18 @@ class Offsets:
 
     def _drain(self, tp: Partition, pending: dict[int, bool]) -> None:
         last = None
-        for offset, done in pending.items():
-            if not done:
+        for offset in sorted(pending):
+            if not pending[offset]:
                 break
             last = offset
         if last is None:
             return
         for offset in [o for o in pending if o <= last]:
             del pending[offset]
-        self._ready[tp] = last + 1
+        ready = last + 1
+        if not pending and tp in self._ahead:
+            ready = max(ready, self._ahead.pop(tp))
+        self._ready[tp] = ready
 
     def rewind(self, tp: Partition, offset: int) -> None:
         """Forget the records of ``tp`` from ``offset`` on: they will be read again."""
@@ -94,3 +104,4 @@ class Offsets:
             self._open.pop(tp, None)
             self._ready.pop(tp, None)
             self._committed.pop(tp, None)
+            self._ahead.pop(tp, None)

@@ -75,17 +75,19 @@ class Processor(ProcessorBase):
                 resume = self._paused.due()
                 if resume:
                     consumer.resume(resume)
-            if time.monotonic() - last_commit >= self.commit_interval:
-                self._commit(consumer, asynchronous=True)
-                last_commit = time.monotonic()
             wait = self._paused.wait(self.poll_timeout)
             if self._again:
                 wait = min(wait, 0.1)
             try:
                 msgs = consumer.consume(self.batch_size, wait)
             except DeserializationError as exc:  # unreadable headers: never retried
-                self._failed(exc.message, exc, 1)
+                self._failed(exc.message, exc, 1)  # (a failure the last batch kept)
                 continue
+            # committed here, after a read: a failure the consumer kept from the last batch
+            # (raised by this read) is in hand first, so no commit passes it
+            if time.monotonic() - last_commit >= self.commit_interval:
+                self._commit(consumer, asynchronous=True)
+                last_commit = time.monotonic()
             if msgs:
                 self._batch(msgs)
 

@@ -142,3 +142,16 @@ def test_bad_processor_options_are_refused_before_connecting(
     conf = {"bootstrap.servers": "127.0.0.1:1", "group.id": "g", **config}
     with pytest.raises(ConfigurationError):
         Processor(conf, ["orders"], lambda m: None, **options)  # type: ignore[arg-type]
+
+
+def test_a_record_handed_after_newer_ones_holds_the_commit_back_until_settled() -> None:
+    offsets = Offsets()
+    tp = ("t", 0)
+    offsets.settled_now(tp, 0)
+    offsets.settled_now(tp, 2)  # 1 was kept by the consumer (unreadable headers)
+    offsets.start(tp, 1)  # raised a read later: its dead letter is on its way
+    assert [o.offset for o in offsets.to_commit()] == [1]
+    offsets.settled_now(tp, 3)
+    assert [o.offset for o in offsets.to_commit()] == [1]
+    offsets.settle(tp, 1)
+    assert [o.offset for o in offsets.to_commit()] == [4]
