@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from kheaders._errors import ConfigurationError, DeserializationError
+from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError
 
 SPRING = "spring"
 KHEADERS = "kheaders"
@@ -25,7 +25,8 @@ class RetryTopics:
     ``in_place`` quick attempts (``in_place_delay`` seconds apart, on the polling thread)
     come before the first retry topic, for transient errors; with no ``delays`` they are
     the only retries and a key's records keep their order. ``not_retryable`` exception types
-    (and always :class:`DeserializationError`) go straight to the dead-letter topic.
+    (and always :class:`DeserializationError`, and a record no route or default handler
+    takes) go straight to the dead-letter topic.
     ``create_topics`` creates missing retry and dead-letter topics with the source topic's
     partition count.
 
@@ -79,8 +80,8 @@ class RetryTopics:
     def retryable(self, error: BaseException) -> bool:
         """Whether ``error`` may be retried at all (not a deserialization failure, not a
         type named in ``not_retryable``)."""
-        if isinstance(error, DeserializationError):
-            return False
+        if isinstance(error, DeserializationError | ProcessingError):  # ProcessingError: no
+            return False  # handler for the record's route: another try finds none either
         return not isinstance(error, self.not_retryable)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Message
 
-from kheaders import ConfigurationError, DeserializationError, Headers
+from kheaders import ConfigurationError, DeserializationError, Headers, ProcessingError
 from kheaders.processing import DeadLetter, Processor, RetryTopics
 from kheaders.processing import spring_headers as sh
 from kheaders.processing._commits import Offsets
@@ -34,6 +34,7 @@ def test_deserialization_failures_and_named_types_are_not_retried() -> None:
     retry = RetryTopics(delays=[1], not_retryable=(KeyError,))
     assert not retry.retryable(DeserializationError("x", message=None, field="value"))
     assert not retry.retryable(KeyError("k"))
+    assert not retry.retryable(ProcessingError("no handler for the record"))
     assert retry.retryable(ValueError("v"))
 
 
