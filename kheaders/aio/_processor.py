@@ -112,25 +112,34 @@ class AIOProcessor(ProcessorBase):
         retry_topics = core.retry_topics
         handler = core.handler
         settled = self._offsets.settled_now
-        for msg in msgs:
-            if self._stop.is_set():
-                return
-            if msg.error() is not None:
-                self._event(msg)
-                continue
-            tp = (msg.topic() or "", msg.partition() or 0)
-            if tp in held:
-                held[tp].append(msg)  # its partition waits for a due time: kept in order
-                continue
-            if fast and tp[0] not in retry_topics:
-                try:
-                    await handler(msg)  # type: ignore[misc]
-                except Exception as exc:
-                    await self._failed(msg, exc, 1, (msg.key(), msg.value()))
-                else:
-                    settled(tp, msg.offset())  # type: ignore[arg-type]
-                continue
-            await self._dispatch(msg)
+        last: dict[tuple[str, int], int] = {}  # as the sync processor's short way
+        try:
+            for msg in msgs:
+                if self._stopping:
+                    return
+                if msg.error() is not None:
+                    self._event(msg)
+                    continue
+                topic = msg.topic()
+                if fast and topic not in retry_topics:
+                    try:
+                        await handler(msg)  # type: ignore[misc]
+                    except Exception as exc:
+                        tp = (topic, msg.partition())
+                        if tp in last:  # the records before it first
+                            settled(tp, last.pop(tp))
+                        await self._failed(msg, exc, 1, (msg.key(), msg.value()))
+                    else:
+                        last[(topic, msg.partition())] = msg.offset()  # type: ignore[index,assignment]
+                    continue
+                tp = (topic or "", msg.partition() or 0)
+                if tp in held:
+                    held[tp].append(msg)  # its partition waits for a due time: in order
+                    continue
+                await self._dispatch(msg)
+        finally:
+            for where, offset in last.items():
+                settled(where, offset)
 
     async def _resume(self, consumer: AIOConsumer, tp: TopicPartition) -> None:
         where = (tp.topic, tp.partition)
@@ -174,7 +183,7 @@ class AIOProcessor(ProcessorBase):
                 await self._process(item[0], item[1], started=True)
             except Exception as exc:  # a ProcessingError: nowhere to send a failure
                 self._error = self._error or exc
-                self._stop.set()
+                self.stop()
             finally:
                 queue.task_done()
         queue.task_done()

@@ -118,6 +118,8 @@ class ProcessorBase:
         self._offsets = Offsets()
         self._paused = Paused()
         self._stop = threading.Event()
+        self._stopping = False
+        """``_stop``'s flag as a plain attribute: read once per record."""
         self.commit_interval = commit_interval
         self.poll_timeout = poll_timeout
         self.batch_size = batch_size
@@ -129,6 +131,7 @@ class ProcessorBase:
 
     def stop(self) -> None:
         """Ask ``run()`` to finish the record in hand, commit and return (any thread)."""
+        self._stopping = True
         self._stop.set()
 
     @property
@@ -158,7 +161,7 @@ class ProcessorBase:
             to=None if hop is None else hop.topic,
         )
         if hop is None:
-            self._stop.set()
+            self.stop()
             raise ProcessingError(
                 f"the record at {topic}[{partition}]@{offset} failed and there is no retry"
                 f" or dead-letter topic: {type(error).__qualname__}"
@@ -187,7 +190,7 @@ class ProcessorBase:
         err = msg.error()
         assert err is not None
         if err.code() == KafkaError._MAX_POLL_EXCEEDED:
-            self._stop.set()
+            self.stop()
             raise ProcessingError(
                 "a handler ran longer than max.poll.interval.ms: the consumer left its group"
                 " (raise max.poll.interval.ms, or make the handler faster)"

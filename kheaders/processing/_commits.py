@@ -22,7 +22,8 @@ class Offsets:
         self._ready: dict[Partition, int] = {}
         """Next offset to commit per partition (one past the last settled in a row)."""
         self._open: dict[Partition, dict[int, bool]] = {}
-        """Records started and not yet in a settled row: offset -> settled, in order."""
+        """Records started and not yet in a settled row: offset -> settled, kept in offset
+        order (a record handed late is sorted in)."""
         self._committed: dict[Partition, int] = {}
         self._ahead: dict[Partition, int] = {}
         """Where a partition's offset was before a record older than it started (one a
@@ -43,7 +44,11 @@ class Offsets:
         pending = self._open.get(tp)
         if pending is None:
             pending = self._open[tp] = {}
-        pending[offset] = False
+        if pending and offset not in pending and offset < next(reversed(pending)):
+            pending[offset] = False  # out of order (handed late): keep the dict sorted
+            self._open[tp] = dict(sorted(pending.items()))
+        else:
+            pending[offset] = False
         ready = self._ready.get(tp)
         if ready is not None and ready > offset:  # handed after newer records settled
             self._ahead[tp] = max(ready, self._ahead.get(tp, ready))
@@ -58,15 +63,16 @@ class Offsets:
         self._drain(tp, pending)
 
     def _drain(self, tp: Partition, pending: dict[int, bool]) -> None:
+        """Drop the settled records at the front (offsets in order); move the offset."""
         last = None
-        for offset in sorted(pending):
-            if not pending[offset]:
+        while pending:
+            first = next(iter(pending))
+            if not pending[first]:
                 break
-            last = offset
+            del pending[first]
+            last = first
         if last is None:
             return
-        for offset in [o for o in pending if o <= last]:
-            del pending[offset]
         ready = last + 1
         if not pending and tp in self._ahead:
             ready = max(ready, self._ahead.pop(tp))

@@ -92,31 +92,40 @@ class Processor(ProcessorBase):
                 self._batch(msgs)
 
     def _batch(self, msgs: list[Message]) -> None:
+        """Each record of a batch, in order. Main-topic records that need nothing but their
+        handler take the short way: their partition's last handled offset is noted once per
+        batch (main-topic partitions are never paused: only retry topics wait)."""
         core = self._core
         settled = self._offsets.settled_now
         fast = core.plain and not self._observer.refresh()
         retry_topics = core.retry_topics
         paused = self._paused
         handler = core.handler
-        stop = self._stop
-        for msg in msgs:
-            if stop.is_set():
-                return
-            if msg.error() is not None:
-                self._event(msg)
-                continue
-            topic = msg.topic()
-            if paused and (topic, msg.partition()) in paused:
-                continue  # read before its partition was paused: read again once due
-            if fast and topic not in retry_topics:
-                try:
-                    handler(msg)  # type: ignore[misc]
-                except Exception as exc:
-                    self._failed(msg, exc, 1)
-                else:
-                    settled((topic, msg.partition()), msg.offset())  # type: ignore[arg-type]
-            else:
-                self._one(msg)
+        last: dict[tuple[str, int], int] = {}
+        try:
+            for msg in msgs:
+                if self._stopping:
+                    return
+                if msg.error() is not None:
+                    self._event(msg)
+                    continue
+                topic = msg.topic()
+                if fast and topic not in retry_topics:
+                    try:
+                        handler(msg)  # type: ignore[misc]
+                    except Exception as exc:
+                        tp = (topic, msg.partition())
+                        if tp in last:  # the records before it first
+                            settled(tp, last.pop(tp))
+                        self._failed(msg, exc, 1)
+                    else:
+                        last[(topic, msg.partition())] = msg.offset()  # type: ignore[index,assignment]
+                elif not (paused and (topic, msg.partition()) in paused):
+                    self._one(msg)  # (a record read before its partition was paused is
+                    # skipped: it is read again once due)
+        finally:
+            for tp, offset in last.items():
+                settled(tp, offset)
 
     def _one(self, msg: Message, attempt: int | None = None) -> None:
         """One record through every rule: due time, filter, route, deserialize, handle."""
