@@ -14,8 +14,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from kheaders.broker import create_topic
-from kheaders.processing import Processor, RetryTopics
-from tests.processing.helpers import Running, config, produce, read_all, wait_for
+from kheaders.processing import RetryTopics
+from tests.processing.helpers import Running, config, make, produce, read_all, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -48,8 +48,9 @@ class Commits:
             self.events.append(("commit", tp.offset))
 
 
+@pytest.mark.parametrize("kind", ["sync", "async"])
 def test_a_failure_unpublished_while_the_broker_is_down_is_handled_again_uncommitted(
-    proxied: tuple[Any, Any],
+    proxied: tuple[Any, Any], kind: str
 ) -> None:
     _broker, proxy = proxied
     bootstrap = proxy.address
@@ -79,7 +80,8 @@ def test_a_failure_unpublished_while_the_broker_is_down_is_handled_again_uncommi
     spans = InMemorySpanExporter()
     tracing = TracerProvider()
     tracing.add_span_processor(SimpleSpanProcessor(spans))
-    proc = Processor(
+    proc = make(
+        kind,
         config(bootstrap, **{"interceptor.classes": [Commits(events)]}),
         [topic],
         handle,
