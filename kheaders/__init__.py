@@ -28,6 +28,7 @@ from kheaders._errors import (
     IntegrityError,
     InvalidNameError,
     KHeadersError,
+    ProcessingError,
     ReadOnlyHeadersError,
     SerializationError,
 )
@@ -127,6 +128,7 @@ __all__ = [
     "OnCommit",
     "OnConsume",
     "OnSend",
+    "ProcessingError",
     "Producer",
     "ProducerRecord",
     "ReadOnlyHeadersError",

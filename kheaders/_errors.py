@@ -12,7 +12,8 @@ KHeadersError
 │   └── IntegrityError                            a protected record did not decrypt or verify
 ├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
 ├── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
-└── CloudEventError          (also ValueError)    not a valid CloudEvent; names the attribute
+├── CloudEventError          (also ValueError)    not a valid CloudEvent; names the attribute
+└── ProcessingError          (also RuntimeError)  a processor cannot go on (names the record)
 ```
 
 Every leaf also inherits the builtin it refines, so code that catches ``ValueError`` or
@@ -125,3 +126,8 @@ class IntegrityError(DeserializationError):
     algorithm or version, or its context is not accepted. The message names the key id (never
     key bytes or plaintext); raised by the consumer, it also names topic, partition and offset
     and carries the raw record (``message``), so it takes the dead-letter path."""
+
+
+class ProcessingError(KHeadersError, RuntimeError):
+    """A processor cannot go on: a failed record with no retry or dead-letter topic, or a
+    handler slower than ``max.poll.interval.ms``. Nothing past the record was committed."""

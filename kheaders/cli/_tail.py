@@ -100,6 +100,9 @@ def format_record(msg: Message, redactor: Redactor, check: _protected.Checker | 
     pairs = render_headers(raw or (), redactor)  # keys escaped, secrets redacted
     lines.append(f"  headers ({len(pairs)}):")
     lines.extend(f"    {key}: {text}" for key, text in pairs)
+    from kheaders.processing import describe  # lazily: `kheaders --help` stays light
+
+    lines.extend(f"  {line}" for line in describe(raw or ()))  # retry / dead-letter state
     return "\n".join(lines)
 
 

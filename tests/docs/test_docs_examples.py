@@ -172,6 +172,7 @@ assert handled == [{"id": 1}]
 assert dead.value() == b"not json"
 assert list(dead.headers())[0] == ("trace", b"abc")
 assert dict(dead.headers())["kheaders.dlt.original.topic"] == "orders".encode()
+assert consumer.committed([TopicPartition("orders", 0)])[0].offset == 2  # the poison too
 consumer.close()
 producer.close()
 """,
@@ -315,6 +316,7 @@ assert msg.headers().to_list() == [("content-type", b"application/json")]
         ),
         Elsewhere("tests/serde/test_serde.py"),
     ],
+    "docs/processing.md": [Elsewhere("tests/processing/test_docs_processing.py")] * 4,
     "docs/spark-cluster.md": [Elsewhere("tests/spark/test_docs_spark_cluster.py")],
     "docs/spark-sql.md": [Elsewhere("tests/spark/test_docs_spark.py")] * 3,
     "docs/spark.md": [Elsewhere("tests/spark/test_docs_spark.py")] * 3,
