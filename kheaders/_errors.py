@@ -10,7 +10,8 @@ KHeadersError
 ├── SerializationError       (also ValueError)    a key/value serializer failed for one record
 ├── DeserializationError     (also ValueError)    a deserializer failed; carries the raw record
 ├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
-└── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
+├── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
+└── UnmirrorableRecordError  (also ValueError)    a record the mirror dead-lettered (the reason)
 ```
 
 Every leaf also inherits the builtin it refines, so code that catches ``ValueError`` or
@@ -101,3 +102,9 @@ def held_failures(failures: list[DeserializationError]) -> HeldFailuresError:
 
 class BrokerUnavailableError(KHeadersError, RuntimeError):
     """No Kafka-protocol broker could be found or started."""
+
+
+class UnmirrorableRecordError(KHeadersError, ValueError):
+    """A source record the mirror cannot copy as it is (a header key the target client cannot
+    carry, over the target's size limit, a refused hops header); it went to the dead-letter
+    topic on the source cluster with this error as the reason."""
