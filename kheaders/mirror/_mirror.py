@@ -38,6 +38,9 @@ from kheaders.mirror._tracker import PartitionTrack, Pending
 _log = get_logger("kheaders.mirror")
 
 PARTITIONING = ("same", "key")
+_KEEP_ALIVE = 5.0
+"""Seconds of back-pressure after which the consumer is paused and polled (its group
+membership needs a poll within ``max.poll.interval.ms``); shorter waits read nothing."""
 _TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
 _REFUSED = _TOO_LARGE | {KafkaError.INVALID_RECORD, KafkaError.INVALID_MSG}
 """Delivery errors the target will answer again for the same record: dead-lettered."""
@@ -178,23 +181,28 @@ class Mirror:
     def _loop(self, copier: Copier, idle_timeout: float | None) -> None:
         consumer, producer = self._consumer, self._producer
         next_commit = time.monotonic() + self.commit_interval
-        last_record = time.monotonic()
+        last_record = last_read = time.monotonic()
         paused = False
         while not self._stop.is_set():
             self._send_retries()
             room = self.max_in_flight - self.in_flight
-            if room <= 0:
-                if not paused:
-                    consumer.pause(consumer.assignment())
-                    paused = True
+            if room <= 0:  # back-pressure: wait for acknowledgements, read nothing
                 producer.poll(0.05)
                 self._dlt_producer.poll(0)
-                batch = [m for m in [consumer.poll(0)] if m is not None]
+                batch = []
+                if time.monotonic() - last_read > _KEEP_ALIVE:
+                    # a long wait (target down): stay in the group without fetching
+                    if not paused:
+                        consumer.pause(consumer.assignment())
+                        paused = True
+                    batch = [m for m in [consumer.poll(0)] if m is not None]
+                    last_read = time.monotonic()
             else:
-                if paused:
+                if paused:  # resuming refetches from the position: nothing is skipped
                     consumer.resume(consumer.assignment())
                     paused = False
                 batch = consumer.consume(min(self.batch_size, room), 0.1)
+                last_read = time.monotonic()
             if batch or not self._assigned:
                 last_record = time.monotonic()
                 self._copy_batch(copier, batch)
