@@ -119,6 +119,7 @@ class Mirror:
         self._stop = threading.Event()
         self._consumer: Any = None
         self._assigned = False
+        self._fatal: KafkaError | None = None
         self._producer: Any = None
         self._dlt_producer: Any = None
 
@@ -184,6 +185,8 @@ class Mirror:
         last_record = last_read = time.monotonic()
         paused = False
         while not self._stop.is_set():
+            if self._fatal is not None:
+                raise KafkaException(self._fatal)
             self._send_retries()
             room = self.max_in_flight - self.in_flight
             if room <= 0:  # back-pressure: wait for acknowledgements, read nothing
@@ -314,6 +317,8 @@ class Mirror:
         if error is None:
             self.stats.add(pending.route, _metrics.SENT, source, target)
             pending.track.finish_one(pending)
+        elif error.fatal():  # the producer is unusable: stop, committing nothing past it
+            self._fatal = error
         elif error.code() in _REFUSED:
             self._dead_letter(pending, f"the target refused it ({error.name()}, to {target!r})")
         else:  # the target had a problem, not the record: send it again
@@ -403,7 +408,11 @@ class Mirror:
                 self.stats.lag[(topic, partition)] = max(0, high - track.position)
 
     def _drain(self, deadline: float) -> None:
-        while (self.in_flight or self._retries) and time.monotonic() < deadline:
+        while (
+            (self.in_flight or self._retries)
+            and self._fatal is None
+            and time.monotonic() < deadline
+        ):
             self._send_retries()
             self._producer.poll(0.05)
             self._dlt_producer.poll(0.0)
