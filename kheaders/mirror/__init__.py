@@ -25,6 +25,7 @@ from kheaders.mirror._provenance import (
 )
 from kheaders.mirror._routes import SAME_TOPIC, Route, RoutingTable
 from kheaders.mirror._rulefile import load_rules, table_from_mapping
+from kheaders.mirror._spark import mirror_with_spark, routing_sql
 
 __all__ = [
     "HOPS",
@@ -44,7 +45,9 @@ __all__ = [
     "Route",
     "RoutingTable",
     "load_rules",
+    "mirror_with_spark",
     "read_hops",
+    "routing_sql",
     "table_from_mapping",
     "uuid7_bytes",
 ]

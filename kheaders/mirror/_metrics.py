@@ -12,7 +12,7 @@ OpenTelemetry SDK reads the totals through asynchronous instruments when it coll
   the mirror's position, with ``messaging.destination.name`` (the source topic) and
   ``messaging.destination.partition.id``.
 
-Instruments are created once per MeterProvider and report every live mirror.
+Instruments are created once per MeterProvider and report every live mirror using it.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import weakref
 from collections.abc import Iterator
 
 from opentelemetry import metrics
-from opentelemetry.metrics import CallbackOptions, Observation
+from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 
 RECORDS = "kheaders.mirror.records"
 LAG = "kheaders.mirror.lag"
@@ -70,40 +70,46 @@ class MirrorStats:
         )
 
 
-_live: weakref.WeakSet[MirrorStats] = weakref.WeakSet()
-_registered: set[int] = set()
+class _Provider:
+    """The instruments of one MeterProvider and the mirrors they report."""
+
+    def __init__(self, provider: MeterProvider) -> None:
+        self.provider = provider  # kept: its id is the registry key
+        self.live: weakref.WeakSet[MirrorStats] = weakref.WeakSet()
+        meter = provider.get_meter("kheaders.mirror")
+        meter.create_observable_counter(
+            RECORDS, [self._counts], unit="{record}", description="Records the mirror handled."
+        )
+        meter.create_observable_gauge(
+            LAG, [self._lag], unit="{record}", description="Records not yet read by the mirror."
+        )
+
+    def _counts(self, _options: CallbackOptions) -> Iterator[Observation]:
+        totals: dict[CountKey, int] = {}
+        for stats in list(self.live):
+            for key, n in dict(stats.counts).items():
+                totals[key] = totals.get(key, 0) + n
+        for (route, outcome, source, target), n in totals.items():
+            yield Observation(
+                n, {ROUTE: route, OUTCOME: outcome, SOURCE_TOPIC: source, DESTINATION: target}
+            )
+
+    def _lag(self, _options: CallbackOptions) -> Iterator[Observation]:
+        for stats in list(self.live):
+            for (topic, partition), lag in dict(stats.lag).items():
+                yield Observation(lag, {DESTINATION: topic, PARTITION_ID: str(partition)})
+
+
+_providers: dict[int, _Provider] = {}
 _lock = threading.Lock()
 
 
-def _observe_counts(_options: CallbackOptions) -> Iterator[Observation]:
-    totals: dict[CountKey, int] = {}
-    for stats in list(_live):
-        for key, n in dict(stats.counts).items():
-            totals[key] = totals.get(key, 0) + n
-    for (route, outcome, source, target), n in totals.items():
-        yield Observation(
-            n, {ROUTE: route, OUTCOME: outcome, SOURCE_TOPIC: source, DESTINATION: target}
-        )
-
-
-def _observe_lag(_options: CallbackOptions) -> Iterator[Observation]:
-    for stats in list(_live):
-        for (topic, partition), lag in dict(stats.lag).items():
-            yield Observation(lag, {DESTINATION: topic, PARTITION_ID: str(partition)})
-
-
-def report(stats: MirrorStats) -> None:
-    """Report ``stats`` through the global MeterProvider's instruments (made once)."""
-    provider = metrics.get_meter_provider()
+def report(stats: MirrorStats, provider: MeterProvider | None = None) -> None:
+    """Report ``stats`` through ``provider``'s instruments (``None``: the global provider's;
+    made once per provider)."""
+    use = metrics.get_meter_provider() if provider is None else provider
     with _lock:
-        _live.add(stats)
-        if id(provider) in _registered:
-            return
-        _registered.add(id(provider))
-    meter = provider.get_meter("kheaders.mirror")
-    meter.create_observable_counter(
-        RECORDS, [_observe_counts], unit="{record}", description="Records the mirror handled."
-    )
-    meter.create_observable_gauge(
-        LAG, [_observe_lag], unit="{record}", description="Records not yet read by the mirror."
-    )
+        found = _providers.get(id(use))
+        if found is None or found.provider is not use:
+            found = _providers[id(use)] = _Provider(use)
+        found.live.add(stats)

@@ -17,6 +17,8 @@ from typing import Any
 
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+from opentelemetry.metrics import MeterProvider
+from opentelemetry.trace import TracerProvider
 
 from kheaders._client.deadletter import DeadLetterPublisher
 from kheaders._errors import (
@@ -32,7 +34,7 @@ from kheaders.mirror._copy import Copier, HeaderList, HopsRefused
 from kheaders.mirror._metrics import MirrorStats
 from kheaders.mirror._routes import SAME_TOPIC, Route, RoutingTable
 from kheaders.mirror._setup import ClusterConfig, Plan, client_config, plan
-from kheaders.mirror._tracing import link_record, start_batch_span
+from kheaders.mirror._tracing import link_record, start_batch_span, tracer_of
 from kheaders.mirror._tracker import PartitionTrack, Pending
 
 _log = get_logger("kheaders.mirror")
@@ -66,7 +68,8 @@ class Mirror:
 
     At most ``max_in_flight`` copies are unacknowledged; a source offset is committed only
     once every record up to it was acknowledged. Raises ConfigurationError for a bad setting;
-    :meth:`check` (run by :meth:`run`) raises the start-time errors.
+    :meth:`check` (run by :meth:`run`) raises the start-time errors. Metrics and the batch
+    spans go to ``meter_provider``/``tracer_provider`` (default: the global ones).
     """
 
     def __init__(
@@ -87,6 +90,8 @@ class Mirror:
         drain_timeout: float = 30.0,
         consumer_config: Mapping[str, Any] | None = None,
         producer_config: Mapping[str, Any] | None = None,
+        meter_provider: MeterProvider | None = None,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         if partitioning not in PARTITIONING:
             raise ConfigurationError(f"partitioning: 'same' or 'key', got {partitioning!r}")
@@ -106,6 +111,8 @@ class Mirror:
         self.drain_timeout = drain_timeout
         self._consumer_config = dict(consumer_config or {})
         self._producer_config = dict(producer_config or {})
+        self._meter_provider = meter_provider
+        self._tracer = tracer_of(tracer_provider)
         self.stats = MirrorStats()
         """Counts by route and outcome, lag by source partition (see ``_metrics``)."""
         self.plan: Plan | None = None
@@ -168,7 +175,7 @@ class Mirror:
         self._dlt_producer = confluent_kafka.Producer(
             {**self.source, "enable.idempotence": True, "message.timeout.ms": 0}
         )
-        _metrics.report(self.stats)
+        _metrics.report(self.stats, self._meter_provider)
         subscription = [self.topics] if isinstance(self.topics, str) else list(self.topics)
         self._assigned = False
         self._consumer.subscribe(
@@ -226,7 +233,7 @@ class Mirror:
     def _copy_batch(self, copier: Copier, batch: list[Message]) -> None:
         plan_ = self.plan
         assert plan_ is not None
-        span = start_batch_span(plan_.source_id, plan_.target_id, batch)
+        span = start_batch_span(self._tracer, plan_.source_id, plan_.target_id, batch)
         recording = span.is_recording()
         try:
             for msg in batch:

@@ -194,6 +194,16 @@ class RoutingTable:
         self._cache: dict[tuple[int, str], tuple[str, ...]] = {}
 
     @property
+    def rules(self) -> tuple[_Compiled, ...]:
+        """The checked rules in order (what the Spark form writes as SQL)."""
+        return self._rules
+
+    @property
+    def default_rule(self) -> _Compiled:
+        """The checked default route."""
+        return self._default
+
+    @property
     def names(self) -> tuple[str, ...]:
         """The rules' names in order, then ``default``."""
         return (*(r.name for r in self._rules), self._default.name)

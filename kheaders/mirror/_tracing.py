@@ -13,17 +13,21 @@ from collections.abc import Sequence
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry.trace import Span, SpanContext, SpanKind, TraceFlags
+from opentelemetry.trace import Span, SpanContext, SpanKind, TraceFlags, Tracer, TracerProvider
 
 from kheaders._model.traceparent import parse_traceparent
 
-_TRACER = trace.get_tracer("kheaders.mirror")
 TRACEPARENT = "traceparent"
 
 
-def start_batch_span(source_id: str, target_id: str, batch: Sequence[Any]) -> Span:
+def tracer_of(provider: TracerProvider | None) -> Tracer:
+    """The mirror's tracer from ``provider`` (``None``: the global provider)."""
+    return trace.get_tracer("kheaders.mirror", tracer_provider=provider)
+
+
+def start_batch_span(tracer: Tracer, source_id: str, target_id: str, batch: Sequence[Any]) -> Span:
     """The span of one batch (end it once the batch is handed to the target producer)."""
-    span = _TRACER.start_span(
+    span = tracer.start_span(
         f"mirror {source_id} -> {target_id}",
         kind=SpanKind.CONSUMER,
         attributes={
