@@ -277,7 +277,7 @@ assert sent.headers().last_value("correlation.id") == correlation.encode()
         Elsewhere("tests/interceptors/test_metrics_docs.py"),
     ],
     "docs/mirror.md": [Elsewhere("tests/mirror/test_docs_mirror.py")] * 3
-    + [Elsewhere("tests/mirror/test_spark_mirror.py")],
+    + [Elsewhere("tests/mirror/test_spark_mirror.py")] * 2,
     "docs/serde.md": [
         Elsewhere("tests/serde/test_serde.py"),
         Elsewhere("tests/serde/test_serde.py"),
