@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from kheaders.mirror._provenance import (
     HOPS,
     ORIGIN_CLUSTER,
-    HopsRefused,
+    RefusedHopsError,
     next_hops,
     origin_headers,
     read_hops,
@@ -38,7 +38,7 @@ class Copier:
         """The route name, the target topics (``()``: nothing to send) and the headers to send.
 
         A record whose hops already hold the target is not sent (route ``loop``).
-        Raises HopsRefused for a hops header that is malformed or would grow past its limit.
+        Raises RefusedHopsError for a hops header that is malformed or would grow past its limit.
         """
         wanted = self.table.keys
         last: dict[str, bytes | None] = {}
@@ -69,4 +69,4 @@ class Copier:
         return route, targets, out
 
 
-__all__ = ["Copier", "HopsRefused"]
+__all__ = ["Copier", "RefusedHopsError"]

@@ -30,7 +30,7 @@ from kheaders._errors import (
 from kheaders._log import get_logger
 from kheaders._model.received import message_headers
 from kheaders.mirror import _metrics
-from kheaders.mirror._copy import Copier, HeaderList, HopsRefused
+from kheaders.mirror._copy import Copier, HeaderList, RefusedHopsError
 from kheaders.mirror._metrics import MirrorStats
 from kheaders.mirror._routes import SAME_TOPIC, Route, RoutingTable
 from kheaders.mirror._setup import ClusterConfig, Plan, client_config, plan
@@ -179,7 +179,10 @@ class Mirror:
         subscription = [self.topics] if isinstance(self.topics, str) else list(self.topics)
         self._assigned = False
         self._consumer.subscribe(
-            subscription, on_assign=self._on_assign, on_revoke=self._on_revoke, on_lost=self._on_lost
+            subscription,
+            on_assign=self._on_assign,
+            on_revoke=self._on_revoke,
+            on_lost=self._on_lost,
         )
         try:
             self._loop(copier, idle_timeout)
@@ -274,7 +277,7 @@ class Mirror:
             link_record(span, msg, headers)
         try:
             route, targets, out = copier.prepare(topic, partition, offset, headers)
-        except HopsRefused as exc:
+        except RefusedHopsError as exc:
             self._dead_letter(Pending(track, offset, msg, "-", 1), str(exc), add=True)
             return
         pending = Pending(track, offset, msg, route, len(targets))
@@ -290,9 +293,7 @@ class Mirror:
         plan_ = self.plan
         assert plan_ is not None
         partition = -1
-        if self.partitioning == "same" and msg.partition() < plan_.target_partitions.get(
-            target, 0
-        ):
+        if self.partitioning == "same" and msg.partition() < plan_.target_partitions.get(target, 0):
             partition = msg.partition()
         ts_type, ts = msg.timestamp()
         kwargs: dict[str, Any] = {"headers": out}

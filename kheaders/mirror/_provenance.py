@@ -44,32 +44,32 @@ def check_cluster_id(name: str, what: str) -> str:
     return name
 
 
-class HopsRefused(ValueError):
+class RefusedHopsError(ValueError):
     """A hops header the mirror will not read: the message says why (never echoes it)."""
 
 
 def read_hops(values: Sequence[bytes | None]) -> tuple[str, ...]:
     """The cluster ids of a record's hops header values (none: ``()``).
 
-    Raises HopsRefused for more than one hops header, a null value, a value over
+    Raises RefusedHopsError for more than one hops header, a null value, a value over
     :data:`MAX_HOPS_BYTES`, more than :data:`MAX_HOPS` ids, or an id that is not 1-64 of
     ``A-Z a-z 0-9 . _ -`` (an empty one included).
     """
     if not values:
         return ()
     if len(values) > 1:
-        raise HopsRefused(f"{len(values)} {HOPS} headers (one expected)")
+        raise RefusedHopsError(f"{len(values)} {HOPS} headers (one expected)")
     value = values[0]
     if value is None:
-        raise HopsRefused(f"{HOPS} header has a null value")
+        raise RefusedHopsError(f"{HOPS} header has a null value")
     if len(value) > MAX_HOPS_BYTES:
-        raise HopsRefused(f"{HOPS} header is {len(value)} bytes (limit {MAX_HOPS_BYTES})")
+        raise RefusedHopsError(f"{HOPS} header is {len(value)} bytes (limit {MAX_HOPS_BYTES})")
     parts = value.split(b",")
     if len(parts) > MAX_HOPS:
-        raise HopsRefused(f"{HOPS} header holds {len(parts)} hops (limit {MAX_HOPS})")
+        raise RefusedHopsError(f"{HOPS} header holds {len(parts)} hops (limit {MAX_HOPS})")
     for i, part in enumerate(parts):
         if not _CLUSTER_ID.fullmatch(part):
-            raise HopsRefused(f"{HOPS} header: hop {i} is not a cluster id")
+            raise RefusedHopsError(f"{HOPS} header: hop {i} is not a cluster id")
     return tuple(p.decode("ascii") for p in parts)
 
 
@@ -79,12 +79,12 @@ def next_hops(hops: tuple[str, ...], source: str, target: str) -> bytes:
     >>> next_hops((), "a", "b"), next_hops(("a", "b"), "b", "c"), next_hops(("x",), "a", "b")
     (b'a,b', b'a,b,c', b'x,a,b')
 
-    Raises HopsRefused when the result would exceed :data:`MAX_HOPS`.
+    Raises RefusedHopsError when the result would exceed :data:`MAX_HOPS`.
     """
     path = hops if hops and hops[-1] == source else (*hops, source)
     path = (*path, target)
     if len(path) > MAX_HOPS:
-        raise HopsRefused(f"{HOPS}: {len(path)} hops would exceed the limit of {MAX_HOPS}")
+        raise RefusedHopsError(f"{HOPS}: {len(path)} hops would exceed the limit of {MAX_HOPS}")
     return ",".join(path).encode("ascii")
 
 

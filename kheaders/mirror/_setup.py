@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, ClusterMetadata
+from confluent_kafka.admin import AdminClient
 
 from kheaders._errors import BrokerUnavailableError, ConfigurationError
 from kheaders.mirror._provenance import check_cluster_id
@@ -32,7 +32,7 @@ def client_config(cluster: ClusterConfig) -> dict[str, Any]:
     return config
 
 
-def metadata(config: Mapping[str, Any], what: str, timeout: float) -> ClusterMetadata:
+def metadata(config: Mapping[str, Any], what: str, timeout: float) -> Any:
     """The cluster's metadata. Raises BrokerUnavailableError naming ``what`` (source/target)."""
     admin = AdminClient(dict(config))
     try:
@@ -43,7 +43,7 @@ def metadata(config: Mapping[str, Any], what: str, timeout: float) -> ClusterMet
         ) from exc
 
 
-def _visible(meta: ClusterMetadata) -> dict[str, int]:
+def _visible(meta: Any) -> dict[str, int]:
     return {
         name: len(t.partitions)
         for name, t in meta.topics.items()

@@ -27,7 +27,7 @@ from kheaders.mirror._setup import metadata, plan
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.streaming import StreamingQuery
+    from pyspark.sql.streaming.query import StreamingQuery
 
 _H = "coalesce(headers, CAST(array() AS ARRAY<STRUCT<key: STRING, value: BINARY>>))"
 _ID = "[A-Za-z0-9._-]{1,64}"
@@ -72,7 +72,8 @@ def _hops_columns(source_id: str, target_id: str) -> dict[str, str]:
     text = f"CAST({hops}[0].value AS STRING)"
     path = (
         f"CASE WHEN size({hops}) = 0 THEN '{source_id},{target_id}'"
-        f" WHEN element_at(split({text}, ','), -1) = '{source_id}' THEN concat({text}, ',{target_id}')"
+        f" WHEN element_at(split({text}, ','), -1) = '{source_id}'"
+        f" THEN concat({text}, ',{target_id}')"
         f" ELSE concat({text}, ',{source_id},{target_id}') END"
     )
     problem = (
@@ -87,7 +88,9 @@ def _hops_columns(source_id: str, target_id: str) -> dict[str, str]:
         f" WHEN size(split(path, ',')) > {MAX_HOPS} THEN '{HOPS}: the hops would exceed {MAX_HOPS}'"
         " END"
     )
-    looped = f"size({hops}) = 1 AND coalesce(array_contains(split({text}, ','), '{target_id}'), false)"
+    looped = (
+        f"size({hops}) = 1 AND coalesce(array_contains(split({text}, ','), '{target_id}'), false)"
+    )
     new_headers = (
         f"CASE WHEN size({hops}) = 1 THEN transform({_H}, x -> IF(x.key = '{HOPS}',"
         f" named_struct('key', x.key, 'value', CAST(path AS BINARY)), x))"
@@ -96,7 +99,8 @@ def _hops_columns(source_id: str, target_id: str) -> dict[str, str]:
         f" ELSE concat({_H}, array("
         f"named_struct('key', '{ORIGIN_CLUSTER}', 'value', CAST('{source_id}' AS BINARY)),"
         f" named_struct('key', '{ORIGIN_TOPIC}', 'value', CAST(topic AS BINARY)),"
-        f" named_struct('key', '{ORIGIN_PARTITION}', 'value', CAST(CAST(partition AS STRING) AS BINARY)),"
+        f" named_struct('key', '{ORIGIN_PARTITION}',"
+        " 'value', CAST(CAST(partition AS STRING) AS BINARY)),"
         f" named_struct('key', '{ORIGIN_OFFSET}', 'value', CAST(CAST(offset AS STRING) AS BINARY)),"
         f" named_struct('key', '{HOPS}', 'value', CAST(path AS BINARY)))) END"
     )
@@ -121,7 +125,9 @@ def mirror_frame(
     )
     out = (
         staged.where("reason IS NULL AND NOT looped")
-        .selectExpr("*", f"{routing_sql(table)} AS targets", f"{cols['out_headers']} AS out_headers")
+        .selectExpr(
+            "*", f"{routing_sql(table)} AS targets", f"{cols['out_headers']} AS out_headers"
+        )
         .selectExpr("*", "explode(targets) AS target")
         .selectExpr(
             "key",
@@ -205,7 +211,7 @@ def mirror_with_spark(
             batch.unpersist()
 
     if checkpoint is None:
-        write(read_kafka(spark, **options).load())
+        write(read_kafka(spark, streaming=False, **options).load())
         return None
     stream = read_kafka(spark, streaming=True, **options).load()
     writer: Any = stream.writeStream.foreachBatch(write)

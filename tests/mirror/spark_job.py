@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -71,7 +72,14 @@ def _copies(bootstrap: str, topics: list[str]) -> list[tuple[Any, ...]]:
 def main(a: str, b: str, work: Path) -> dict[str, object]:
     blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
     routing, batch, streaming = blocks[0], blocks[3], blocks[4]
+    began = time.monotonic()
+    laps: dict[str, float] = {}
+
+    def lap(name: str) -> None:
+        laps[name] = round(time.monotonic() - began, 1)
+
     spark = _session("local-cluster[2,1,1024]", sys.executable)
+    lap("session")
     found: dict[str, object] = {"executor_jvms": _executors(spark.sparkContext)}
     try:
         a_id = str(AdminClient({"bootstrap.servers": a}).list_topics(timeout=10).cluster_id)
@@ -91,7 +99,9 @@ def main(a: str, b: str, work: Path) -> dict[str, object]:
         # batch: the docs' example; every copy as Mirror would make it
         _produce(a, one, RECORDS)
         exec(_localised(routing, one, a, b, work), namespace)
+        lap("topics")
         exec(_localised(batch, one, a, b, work), namespace)
+        lap("batch")
         copier = Copier(namespace["table"], a_id, B_ID)
         expected = []
         refused = []
@@ -105,6 +115,7 @@ def main(a: str, b: str, work: Path) -> dict[str, object]:
                     continue
                 for target in to:
                     expected.append((target, m.key(), m.value(), out, m.timestamp()[1]))
+        lap("expected")
         names = [re.sub(r"^(orders|payments)", rf"\1-{one}", t) for t in targets]
         copies = _copies(b, [*names, f"no-tenant-{one}"])
         found["batch_copies"] = len(copies)
@@ -112,20 +123,27 @@ def main(a: str, b: str, work: Path) -> dict[str, object]:
         dead = read_all(a, f"orders-{one}.dlt", 1, timeout=30)
         found["dead"] = [m.value().decode() for m in dead]
         found["refused"] = [v.decode() for v in refused]
-        found["dead_reason"] = dict(dead[0].headers()).get("kheaders.dlt.error.message", b"").decode()
+        found["dead_reason"] = (
+            dict(dead[0].headers()).get("kheaders.dlt.error.message", b"").decode()
+        )
 
+        lap("batch-read")
         # streaming: two runs over one checkpoint, records added between
         exec(_localised(routing, two, a, b, work), namespace)
         code = _localised(streaming, two, a, b, work)
         _produce(a, two, RECORDS[:5])
         exec(code, namespace)
+        lap("stream1")
         _produce(a, two, RECORDS[5:8])
         exec(code, namespace)
+        lap("stream2")
         names = [re.sub(r"^(orders|payments)", rf"\1-{two}", t) for t in targets]
         streamed = _copies(b, [*names, f"no-tenant-{two}"])
         found["streamed"] = sorted(k.decode() for _, k, _, _, _ in streamed)
         found["streamed_hops"] = sorted({dict(h)[HOPS].decode() for _, _, _, h, _ in streamed})
         found["a_id"] = a_id
+        lap("end")
+        found["laps"] = laps
     finally:
         spark.stop()
     return found

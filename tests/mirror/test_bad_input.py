@@ -28,7 +28,7 @@ class RawKey(str):
         self.raw = raw
         return self
 
-    def encode(self, *args: Any, **kwargs: Any) -> bytes:  # type: ignore[override]
+    def encode(self, *args: Any, **kwargs: Any) -> bytes:
         return self.raw
 
 
@@ -66,8 +66,10 @@ def test_bad_records_are_dead_lettered_on_the_source_with_their_reason(
     good = [r for r in RECORDS if r[2] is None]
     with capture_logs() as logs, running(mirror):
         wait_for(
-            lambda: mirror.stats.total("dead_lettered") == len(bad)
-            and mirror.stats.total("sent") == len(good),
+            lambda: (
+                mirror.stats.total("dead_lettered") == len(bad)
+                and mirror.stats.total("sent") == len(good)
+            ),
             what="every record copied or dead-lettered",
         )
     assert mirror.committed() == {(topic, 0): len(RECORDS)}

@@ -59,7 +59,7 @@ def test_docs_mirror_examples(bootstrap: str, cluster_b: str) -> None:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(_localised(routing, suffix, bootstrap, cluster_b), namespace)
-        assert out.getvalue().splitlines()[-1] == "('orders-%s-eu',)" % suffix
+        assert out.getvalue().splitlines()[-1] == f"('orders-{suffix}-eu',)"
         code = _localised(running, suffix, bootstrap, cluster_b)
         assert LATER in code
         wait = "wait_for(lambda: mirror.stats.total('sent') == 4, what='the copies')"

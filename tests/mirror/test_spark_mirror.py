@@ -23,9 +23,10 @@ JOB = Path(__file__).with_name("spark_job.py")
 def test_the_spark_form_copies_as_the_mirror_does_on_local_cluster(
     bootstrap: str, cluster_b: str, tmp_path: Path
 ) -> None:
-    if not (os.environ.get("JAVA_HOME") or any(
-        (Path(p) / "java").exists() for p in os.environ.get("PATH", "").split(os.pathsep)
-    )):
+    if not (
+        os.environ.get("JAVA_HOME")
+        or any((Path(p) / "java").exists() for p in os.environ.get("PATH", "").split(os.pathsep))
+    ):
         pytest.skip("no JVM: set JAVA_HOME or put java on PATH to run the Spark tests")
     paths = [str(ROOT), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(dict.fromkeys(paths))}
@@ -41,6 +42,7 @@ def test_the_spark_form_copies_as_the_mirror_does_on_local_cluster(
     lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(lines[-1][len("RESULT ") :])
+    print(f"local-cluster mirror phases (s since start): {found['laps']}")
     assert found["executor_jvms"] == 2
     # 11 records: 1 dropped (kind=test), 1 looped (visited B), 1 refused, urgent fans out to 2
     assert found["batch_copies"] == 9
