@@ -40,6 +40,8 @@ from kheaders.mirror._tracker import PartitionTrack, Pending
 _log = get_logger("kheaders.mirror")
 
 PARTITIONING = ("same", "key")
+LINKS_PER_SPAN = 128
+"""Records per batch span when tracing records (OpenTelemetry SDK's default link limit)."""
 _KEEP_ALIVE = 5.0
 """Seconds of back-pressure after which the consumer is paused and polled (its group
 membership needs a poll within ``max.poll.interval.ms``); shorter waits read nothing."""
@@ -236,19 +238,26 @@ class Mirror:
     def _copy_batch(self, copier: Copier, batch: list[Message]) -> None:
         plan_ = self.plan
         assert plan_ is not None
-        span = start_batch_span(self._tracer, plan_.source_id, plan_.target_id, batch)
-        recording = span.is_recording()
-        try:
-            for msg in batch:
-                error = msg.error()
-                if error is not None:
-                    if error.fatal():
-                        raise KafkaException(error)
-                    _log.warning("mirror.consume_error", error=str(error))
-                    continue
-                self._copy(copier, msg, span if recording else None)
-        finally:
-            span.end()
+        start = 0
+        while start < len(batch):
+            chunk = batch[start:]
+            span = start_batch_span(self._tracer, plan_.source_id, plan_.target_id, chunk)
+            recording = span.is_recording()
+            if recording:  # an SDK keeps 128 links per span by default: a span per 128
+                chunk = chunk[:LINKS_PER_SPAN]
+                span.set_attribute("messaging.batch.message_count", len(chunk))
+            start += len(chunk)
+            try:
+                for msg in chunk:
+                    error = msg.error()
+                    if error is not None:
+                        if error.fatal():
+                            raise KafkaException(error)
+                        _log.warning("mirror.consume_error", error=str(error))
+                        continue
+                    self._copy(copier, msg, span if recording else None)
+            finally:
+                span.end()
         self.max_seen_in_flight = max(self.max_seen_in_flight, self.in_flight)
 
     def _track(self, msg: Message) -> PartitionTrack:

@@ -1,8 +1,10 @@
 """Active-active: A -> B and B -> A over the same topic names, 1,000 records produced on each.
 
 Each cluster's topic ends with every record exactly once (its own, and the other's copies);
-copies keep key, value, timestamp, partition and headers byte for byte, and carry the origin
-and hops headers; the mirrors skip (count as ``looped``) the copies they would send back.
+copies keep key, value, timestamp, partition and headers byte for byte (the producer's
+traceparent included), and carry the origin and hops headers; the mirrors skip (count as
+``looped``) the copies they would send back. The A -> B mirror also reports to an SDK: its
+batch spans link the records' traceparent, its counters and lag gauge are exported.
 """
 
 from __future__ import annotations
@@ -12,6 +14,11 @@ from typing import Any
 
 import pytest
 from confluent_kafka.admin import AdminClient
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from interceptors.message_id import MessageIdInterceptor
 from kheaders import Producer
@@ -57,6 +64,32 @@ def _by_id(messages: list[Any]) -> dict[bytes, list[Any]]:
     return out
 
 
+def _observed(spans: InMemorySpanExporter, reader: InMemoryMetricReader, a_id: str) -> None:
+    """The A -> B mirror's batch spans link every record's traceparent (never replacing it);
+    its counters count by route and outcome; its lag gauge reports each source partition."""
+    mine = [s for s in spans.get_finished_spans() if s.name == f"mirror {a_id} -> {CLUSTER_B}"]
+    links = [link for s in mine for link in s.links]
+    assert len(links) == 2 * N  # its own records, and the copies it skipped
+    assert {format(link.context.trace_id, "032x") for link in links} == {TRACEPARENT[3:35].decode()}
+    assert {format(link.context.span_id, "016x") for link in links} == {TRACEPARENT[36:52].decode()}
+    data = reader.get_metrics_data()
+    assert data is not None
+    points: dict[str, list[Any]] = {}
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                points.setdefault(metric.name, []).extend(metric.data.data_points)
+    by_outcome = {
+        (p.attributes["kheaders.mirror.route"], p.attributes["kheaders.mirror.outcome"]): p.value
+        for p in points["kheaders.mirror.records"]
+    }
+    assert by_outcome == {("default", "sent"): N, ("loop", "looped"): N}
+    lag = {
+        p.attributes["messaging.destination.partition.id"] for p in points["kheaders.mirror.lag"]
+    }
+    assert lag == {"0", "1"}
+
+
 def _cluster_id(bootstrap: str) -> str:
     return str(AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=10).cluster_id)
 
@@ -68,7 +101,20 @@ def test_each_cluster_holds_every_record_once_with_its_provenance(
     a_id, b_id = _cluster_id(bootstrap), CLUSTER_B
     _produce(bootstrap, topic, "a")
     _produce(cluster_b, topic, "b")
-    a_to_b = Mirror(bootstrap, cluster_b, [topic], group_id="aa-ab", consumer_config=fast_group())
+    spans, reader = InMemorySpanExporter(), InMemoryMetricReader()
+    tracing = TracerProvider()
+    tracing.add_span_processor(SimpleSpanProcessor(spans))
+    meters = MeterProvider(metric_readers=[reader])
+    a_to_b = Mirror(
+        bootstrap,
+        cluster_b,
+        [topic],
+        group_id="aa-ab",
+        consumer_config=fast_group(),
+        meter_provider=meters,
+        tracer_provider=tracing,
+        commit_interval=0.2,
+    )
     b_to_a = Mirror(cluster_b, bootstrap, [topic], group_id="aa-ba", consumer_config=fast_group())
     with running(a_to_b), running(b_to_a):
         for mirror in (a_to_b, b_to_a):
@@ -79,6 +125,8 @@ def test_each_cluster_holds_every_record_once_with_its_provenance(
                 ),
                 what="each mirror copied its side and skipped the other's copies",
             )
+        wait_for(lambda: len(a_to_b.stats.lag) == 2, what="the lag of both partitions")
+    _observed(spans, reader, a_id)
     on_a = _by_id(read_all(bootstrap, topic, 2 * N))
     on_b = _by_id(read_all(cluster_b, topic, 2 * N))
     assert len(on_a) == len(on_b) == 2 * N
