@@ -6,11 +6,10 @@ appended at the first hop, and the hops header is extended where it stands.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kheaders.mirror._provenance import (
     HOPS,
     ORIGIN_CLUSTER,
+    ORIGIN_OFFSET,
     RefusedHopsError,
     next_hops,
     origin_headers,
@@ -24,13 +23,27 @@ LOOP = "loop"
 """The route name of a record that has already been in the target cluster."""
 
 
-@dataclass(frozen=True)
 class Copier:
     """Decides, for a record read from ``source_id``, what goes to ``target_id``."""
 
-    table: RoutingTable
-    source_id: str
-    target_id: str
+    __slots__ = ("_first_hop", "_origins", "_watch", "source_id", "table", "target_id")
+
+    def __init__(self, table: RoutingTable, source_id: str, target_id: str) -> None:
+        self.table = table
+        self.source_id = source_id
+        self.target_id = target_id
+        self._watch = table.keys | {HOPS, ORIGIN_CLUSTER}
+        self._first_hop = (HOPS, next_hops((), source_id, target_id))
+        self._origins: dict[tuple[str, int], HeaderList] = {}
+
+    def _origin(self, topic: str, partition: int) -> HeaderList:
+        """The origin headers but the offset, made once per source partition."""
+        found = self._origins.get((topic, partition))
+        if found is None:
+            found = self._origins[(topic, partition)] = origin_headers(
+                self.source_id, topic, partition, 0
+            )[:3]
+        return found
 
     def prepare(
         self, topic: str, partition: int, offset: int, headers: HeaderList | None
@@ -40,32 +53,37 @@ class Copier:
         A record whose hops already hold the target is not sent (route ``loop``).
         Raises RefusedHopsError for a hops header that is malformed or would grow past its limit.
         """
-        wanted = self.table.keys
         last: dict[str, bytes | None] = {}
         hop_values: list[bytes | None] = []
         has_origin = False
         if headers:
+            watch, keys = self._watch, self.table.keys
             for key, value in headers:
-                if key == HOPS:
-                    hop_values.append(value)
-                elif key == ORIGIN_CLUSTER:
-                    has_origin = True
-                if key in wanted:
-                    last[key] = value
-        hops = read_hops(hop_values)
-        if self.target_id in hops:
+                if key in watch:
+                    if key == HOPS:
+                        hop_values.append(value)
+                    elif key == ORIGIN_CLUSTER:
+                        has_origin = True
+                    if key in keys:
+                        last[key] = value
+        hops = read_hops(hop_values) if hop_values else ()
+        if hops and self.target_id in hops:
             return LOOP, (), []
         route, targets = self.table.decide_last(topic, last)
         if not targets:
             return route, (), []
-        hops_value = next_hops(hops, self.source_id, self.target_id)
-        out: HeaderList = list(headers) if headers else []
         if hop_values:
-            out = [(HOPS, hops_value) if key == HOPS else (key, v) for key, v in out]
+            hops_value = next_hops(hops, self.source_id, self.target_id)
+            out = [(HOPS, hops_value) if k == HOPS else (k, v) for k, v in headers or ()]
+        elif has_origin:
+            out = [*(headers or ()), self._first_hop]
         else:
-            if not has_origin:
-                out.extend(origin_headers(self.source_id, topic, partition, offset))
-            out.append((HOPS, hops_value))
+            out = [
+                *(headers or ()),
+                *self._origin(topic, partition),
+                (ORIGIN_OFFSET, b"%d" % offset),
+                self._first_hop,
+            ]
         return route, targets, out
 
 

@@ -28,7 +28,7 @@ from kheaders._errors import (
     UnmirrorableRecordError,
 )
 from kheaders._log import get_logger
-from kheaders._model.received import message_headers
+from kheaders._model.received import HEADER_FAILURES, call_headers, unreadable_headers
 from kheaders.mirror import _metrics
 from kheaders.mirror._copy import Copier, HeaderList, RefusedHopsError
 from kheaders.mirror._metrics import MirrorStats
@@ -45,6 +45,7 @@ LINKS_PER_SPAN = 128
 _KEEP_ALIVE = 5.0
 """Seconds of back-pressure after which the consumer is paused and polled (its group
 membership needs a poll within ``max.poll.interval.ms``); shorter waits read nothing."""
+_NO_TIMESTAMP = confluent_kafka.TIMESTAMP_NOT_AVAILABLE
 _TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
 _REFUSED = _TOO_LARGE | {KafkaError.INVALID_RECORD, KafkaError.INVALID_MSG}
 """Delivery errors the target will answer again for the same record: dead-lettered."""
@@ -123,6 +124,7 @@ class Mirror:
         self.max_seen_in_flight = 0
         self._tracks: dict[tuple[str, int], PartitionTrack] = {}
         self._committed: dict[tuple[str, int], int] = {}
+        self._partitions: dict[tuple[str, int], int] = {}
         self._retries: list[tuple[Pending, str, int, HeaderList]] = []
         self._publishers: dict[str, DeadLetterPublisher] = {}
         self._stop = threading.Event()
@@ -260,22 +262,18 @@ class Mirror:
                 span.end()
         self.max_seen_in_flight = max(self.max_seen_in_flight, self.in_flight)
 
-    def _track(self, msg: Message) -> PartitionTrack:
-        key = (msg.topic() or "", msg.partition() or 0)
-        track = self._tracks.get(key)
-        if track is None:
-            track = self._tracks[key] = PartitionTrack()
-        return track
-
     def _copy(self, copier: Copier, msg: Message, span: Any) -> None:
-        topic: str = msg.topic() or ""
-        partition: int = msg.partition() or 0
-        offset: int = msg.offset() or 0
-        track = self._track(msg)
+        topic: str = msg.topic()  # type: ignore[assignment]
+        partition: int = msg.partition()  # type: ignore[assignment]
+        offset: int = msg.offset()  # type: ignore[assignment]
+        track = self._tracks.get((topic, partition))
+        if track is None:
+            track = self._tracks[(topic, partition)] = PartitionTrack()
         track.position = offset + 1
         try:
-            headers = message_headers(msg)
-        except DeserializationError:
+            headers = call_headers(msg)
+        except HEADER_FAILURES as exc:
+            unreadable_headers(msg, exc)
             self._dead_letter(
                 Pending(track, offset, msg, "-", 1),
                 "a header key is not UTF-8: the target client cannot carry it",
@@ -297,22 +295,33 @@ class Mirror:
         for target in targets:
             self._send(pending, target, out)
 
+    def _target_partition(self, target: str, partition: int) -> int:
+        """The partition to write: the source's number where the target has it (``same``),
+        else -1 (the partitioner: murmur2 of the key)."""
+        found = self._partitions.get((target, partition))
+        if found is None:
+            plan_ = self.plan
+            assert plan_ is not None
+            same = self.partitioning == "same"
+            found = partition if same and partition < plan_.target_partitions.get(target, 0) else -1
+            self._partitions[(target, partition)] = found
+        return found
+
     def _send(self, pending: Pending, target: str, out: HeaderList) -> None:
         msg = pending.message
-        plan_ = self.plan
-        assert plan_ is not None
-        partition = -1
-        if self.partitioning == "same" and msg.partition() < plan_.target_partitions.get(target, 0):
-            partition = msg.partition()
         ts_type, ts = msg.timestamp()
-        kwargs: dict[str, Any] = {"headers": out}
-        if ts_type != confluent_kafka.TIMESTAMP_NOT_AVAILABLE:
-            kwargs["timestamp"] = ts
         delivered = functools.partial(self._delivered, pending, target, out)
+        partition = self._target_partition(target, msg.partition())  # type: ignore[arg-type]
         while True:
             try:
                 self._producer.produce(
-                    target, msg.value(), msg.key(), partition, on_delivery=delivered, **kwargs
+                    target,
+                    msg.value(),
+                    msg.key(),
+                    partition,
+                    on_delivery=delivered,
+                    timestamp=ts if ts_type != _NO_TIMESTAMP else 0,
+                    headers=out,
                 )
             except BufferError:
                 self._producer.poll(0.1)
@@ -330,11 +339,16 @@ class Mirror:
         self, pending: Pending, target: str, out: HeaderList, error: Any, _msg: Any
     ) -> None:
         self.in_flight -= 1
-        source = pending.message.topic() or ""
         if error is None:
-            self.stats.add(pending.route, _metrics.SENT, source, target)
-            pending.track.finish_one(pending)
-        elif error.fatal():  # the producer is unusable: stop, committing nothing past it
+            key = (pending.route, _metrics.SENT, pending.message.topic(), target)
+            counts = self.stats.counts
+            counts[key] = counts.get(key, 0) + 1  # type: ignore[index]
+            pending.remaining -= 1
+            if not pending.remaining:
+                pending.track.advance()
+            return
+        source = pending.message.topic() or ""
+        if error.fatal():  # the producer is unusable: stop, committing nothing past it
             self._fatal = error
         elif error.code() in _REFUSED:
             self._dead_letter(pending, f"the target refused it ({error.name()}, to {target!r})")

@@ -192,6 +192,8 @@ class RoutingTable:
         self.keys = frozenset(t.key for r in self._rules for t in r.tests)
         """Every header key a rule reads."""
         self._cache: dict[tuple[int, str], tuple[str, ...]] = {}
+        self._unmatched: dict[str, tuple[str, tuple[str, ...]]] = {}
+        """topic -> decision for a record holding none of :attr:`keys` (the common case)."""
 
     @property
     def rules(self) -> tuple[_Compiled, ...]:
@@ -247,6 +249,10 @@ class RoutingTable:
         self, topic: str, last: Mapping[str, bytes | None]
     ) -> tuple[str, tuple[str, ...]]:
         """As :meth:`decide`, given the last value of each header in :attr:`keys` present."""
+        if not last:
+            found = self._unmatched.get(topic)
+            if found is not None:
+                return found
         index = len(self._rules)
         for i, rule in enumerate(self._rules):
             if (rule.topics is None or topic in rule.topics) and all(
@@ -255,12 +261,14 @@ class RoutingTable:
                 index = i
                 break
         rule = self._rules[index] if index < len(self._rules) else self._default
-        found = self._cache.get((index, topic))
-        if found is None:
-            found = self._cache[(index, topic)] = tuple(
+        targets = self._cache.get((index, topic))
+        if targets is None:
+            targets = self._cache[(index, topic)] = tuple(
                 t.replace(SAME_TOPIC, topic) for t in rule.targets
             )
-        return rule.name, found
+        if not last:
+            self._unmatched[topic] = (rule.name, targets)
+        return rule.name, targets
 
     def targets(
         self, topic: str, headers: Iterable[tuple[str, bytes | None]] | None

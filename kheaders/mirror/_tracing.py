@@ -4,8 +4,8 @@ The records' ``traceparent`` headers are copied as their producer wrote them (th
 consumer continues the producer's trace); the mirror never injects its own context. Its span
 (``mirror {source} -> {target}``, kind CONSUMER) links the creation context of every record
 of the batch, as the messaging conventions advise for batch receive; a batch gets a span per
-128 records when tracing records (the SDK's default limit of links per span). Without an SDK the span
-is a no-op and the headers are not even read for it.
+128 records when tracing records (the SDK's default limit of links per span). Without an SDK
+the span is a no-op and the headers are not even read for it.
 """
 
 from __future__ import annotations

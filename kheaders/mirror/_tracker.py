@@ -47,15 +47,16 @@ class PartitionTrack:
         """Track ``pending`` (records are added in offset order)."""
         self._open[pending.offset] = pending
         if pending.remaining == 0:
-            self._advance()
+            self.advance()
 
     def finish_one(self, pending: Pending) -> None:
         """One copy of ``pending`` was acknowledged."""
         pending.remaining -= 1
         if pending.remaining <= 0:
-            self._advance()
+            self.advance()
 
-    def _advance(self) -> None:
+    def advance(self) -> None:
+        """Move the commit point past the records now done at the front."""
         open_ = self._open
         while open_:
             offset = next(iter(open_))
