@@ -311,7 +311,7 @@ class Mirror:
         msg = pending.message
         ts_type, ts = msg.timestamp()
         delivered = functools.partial(self._delivered, pending, target, out)
-        partition = self._target_partition(target, msg.partition())  # type: ignore[arg-type]
+        partition = self._target_partition(target, msg.partition())
         while True:
             try:
                 self._producer.produce(
@@ -342,7 +342,7 @@ class Mirror:
         if error is None:
             key = (pending.route, _metrics.SENT, pending.message.topic(), target)
             counts = self.stats.counts
-            counts[key] = counts.get(key, 0) + 1  # type: ignore[index]
+            counts[key] = counts.get(key, 0) + 1
             pending.remaining -= 1
             if not pending.remaining:
                 pending.track.advance()
