@@ -180,7 +180,7 @@ class Mirror:
             {**self.source, "enable.idempotence": True, "message.timeout.ms": 0}
         )
         _metrics.report(self.stats, self._meter_provider)
-        subscription = [self.topics] if isinstance(self.topics, str) else list(self.topics)
+        subscription = list(found.source_topics)  # a pattern is resolved at start
         self._assigned = False
         self._consumer.subscribe(
             subscription,

@@ -76,7 +76,8 @@ def plan(
 ) -> Plan:
     """Check the mirror's settings against both clusters; the resulting :class:`Plan`.
 
-    ``topics`` is a list of names or one regular expression starting with ``^``.
+    ``topics`` is a list of names or one regular expression starting with ``^`` (matched
+    against the source's topics now, the dead-letter topics of the matches left out).
     Raises ConfigurationError for a cluster id that cannot be a hop, the same id on both
     sides, a missing source topic, a pattern matching none, a rule that can never match, a
     target topic or a dead-letter topic that does not exist; BrokerUnavailableError when a
@@ -96,7 +97,9 @@ def plan(
         if not topics.startswith("^"):
             raise ConfigurationError(f"topics: a pattern starts with '^', got {topics!r}")
         pattern = re.compile(topics[1:])
-        names = tuple(sorted(t for t in on_source if pattern.match(t)))
+        matched = sorted(t for t in on_source if pattern.match(t))
+        letters = {dead_letter_topic.replace(SAME_TOPIC, t) for t in matched}
+        names = tuple(t for t in matched if t not in letters)  # never the dead letters
         if not names:
             raise ConfigurationError(f"topics: the pattern {topics!r} matches no source topic")
     else:

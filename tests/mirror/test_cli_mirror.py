@@ -32,7 +32,10 @@ def test_check_names_the_clusters_and_topics(
     ("rules", "message"),
     [
         ('[[routes]]\nwhen = { regoin = "eu" }\nto = "x"\n', "unknown header 'regoin'"),
-        ('[[routes]]\nto = "x"\n[[routes]]\nwhen = { region = true }\nto = "y"\n', "can never match"),
+        (
+            '[[routes]]\nto = "x"\n[[routes]]\nwhen = { region = true }\nto = "y"\n',
+            "can never match",
+        ),
         ('[[routes]]\nwhen = { region = "eu" }\nto = "{topic}-missing"\n', "does not exist"),
     ],
 )
@@ -72,3 +75,16 @@ def test_check_refuses_the_same_cluster_on_both_sides(
     argv = ["mirror", "--source", bootstrap, "--target", bootstrap, "--topic", topic, "--check"]
     assert main(argv) == 2
     assert "a mirror needs two clusters" in capsys.readouterr().err
+
+
+def test_a_pattern_is_resolved_at_start_without_the_dead_letter_topics(
+    bootstrap: str,
+    cluster_b: str,
+    both_topics: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    first, second = both_topics(), both_topics()
+    prefix = first[: first.rindex("-")]  # the test's name: both topics start with it
+    argv = ["mirror", "--source", bootstrap, "--target", cluster_b, "--check"]
+    assert main([*argv, "--pattern", f"^{prefix}"]) == 0
+    assert f": {', '.join(sorted([first, second]))}\n" in capsys.readouterr().out
