@@ -73,6 +73,8 @@ class Mirror:
     once every record up to it was acknowledged. Raises ConfigurationError for a bad setting;
     :meth:`check` (run by :meth:`run`) raises the start-time errors. Metrics and the batch
     spans go to ``meter_provider``/``tracer_provider`` (default: the global ones).
+    ``consumer_config``, ``producer_config`` and ``dead_letter_config`` add librdkafka
+    settings to the source consumer, the target producer and the dead-letter producer.
     """
 
     def __init__(
@@ -93,6 +95,7 @@ class Mirror:
         drain_timeout: float = 30.0,
         consumer_config: Mapping[str, Any] | None = None,
         producer_config: Mapping[str, Any] | None = None,
+        dead_letter_config: Mapping[str, Any] | None = None,
         meter_provider: MeterProvider | None = None,
         tracer_provider: TracerProvider | None = None,
     ) -> None:
@@ -114,6 +117,7 @@ class Mirror:
         self.drain_timeout = drain_timeout
         self._consumer_config = dict(consumer_config or {})
         self._producer_config = dict(producer_config or {})
+        self._dead_letter_config = dict(dead_letter_config or {})
         self._meter_provider = meter_provider
         self._tracer = tracer_of(tracer_provider)
         self.stats = MirrorStats()
@@ -177,7 +181,12 @@ class Mirror:
             {**self.target, **TARGET_DEFAULTS, **self._producer_config}
         )
         self._dlt_producer = confluent_kafka.Producer(
-            {**self.source, "enable.idempotence": True, "message.timeout.ms": 0}
+            {
+                **self.source,
+                "enable.idempotence": True,
+                "message.timeout.ms": 0,
+                **self._dead_letter_config,
+            }
         )
         _metrics.report(self.stats, self._meter_provider)
         subscription = list(found.source_topics)  # a pattern is resolved at start
@@ -194,7 +203,7 @@ class Mirror:
             self._close()
 
     def _loop(self, copier: Copier, idle_timeout: float | None) -> None:
-        consumer, producer = self._consumer, self._producer
+        # the clients are read from self each time: no frame keeps them alive after close
         next_commit = time.monotonic() + self.commit_interval
         last_record = last_read = time.monotonic()
         paused = False
@@ -204,26 +213,26 @@ class Mirror:
             self._send_retries()
             room = self.max_in_flight - self.in_flight
             if room <= 0:  # back-pressure: wait for acknowledgements, read nothing
-                producer.poll(0.05)
+                self._producer.poll(0.05)
                 self._dlt_producer.poll(0)
                 batch = []
                 if time.monotonic() - last_read > _KEEP_ALIVE:
                     # a long wait (target down): stay in the group without fetching
                     if not paused:
-                        consumer.pause(consumer.assignment())
+                        self._consumer.pause(self._consumer.assignment())
                         paused = True
-                    batch = [m for m in [consumer.poll(0)] if m is not None]
+                    batch = [m for m in [self._consumer.poll(0)] if m is not None]
                     last_read = time.monotonic()
             else:
                 if paused:  # resuming refetches from the position: nothing is skipped
-                    consumer.resume(consumer.assignment())
+                    self._consumer.resume(self._consumer.assignment())
                     paused = False
-                batch = consumer.consume(min(self.batch_size, room), 0.1)
+                batch = self._consumer.consume(min(self.batch_size, room), 0.1)
                 last_read = time.monotonic()
             if batch or not self._assigned:
                 last_record = time.monotonic()
                 self._copy_batch(copier, batch)
-            producer.poll(0)
+            self._producer.poll(0)
             self._dlt_producer.poll(0)
             now = time.monotonic()
             if now >= next_commit:
@@ -374,38 +383,71 @@ class Mirror:
             )
         return found
 
-    def _dead_letter(self, pending: Pending, reason: str, *, add: bool = False) -> None:
-        """Send the source record to its dead-letter topic; the copy is done once it lands."""
+    def _dead_letter(
+        self, pending: Pending, reason: str, *, add: bool = False, bare: bool = False
+    ) -> None:
+        """Send the source record to its dead-letter topic; the copy is done once it lands.
+
+        ``bare``: the record is too large even for the dead-letter topic: the dead letter
+        carries the reason and the record's place (key, value and headers left out; the record
+        stays where it is on the source). When even that is refused, the run stops.
+        """
         if add:
             pending.track.add(pending)
         msg = pending.message
         where = f"topic {msg.topic()!r} partition {msg.partition()} offset {msg.offset()}"
-        error = UnmirrorableRecordError(f"record at {where}: {reason}")
+        said = reason
+        if bare:
+            said += (
+                "; too large for the dead-letter topic as well: key, value and headers left"
+                " out (the record stays on the source at that offset)"
+            )
+            msg = Message(
+                topic=msg.topic(),
+                partition=msg.partition(),
+                offset=msg.offset(),
+                timestamp=msg.timestamp(),
+            )
+        error = UnmirrorableRecordError(f"record at {where}: {said}")
         publisher = self._publisher(msg.topic() or "")
-        landed = functools.partial(self._dead_lettered, pending, publisher.topic or "")
-        try:
-            publisher.publish(msg, error, on_delivery=landed)
-        except (InvalidNameError, DeserializationError):
-            msg.set_headers(None)  # headers the client cannot send: the reason says so
-            publisher.publish(msg, error, on_delivery=landed)
+        landed = functools.partial(
+            self._dead_lettered, pending, publisher.topic or "", reason, bare
+        )
+        while True:
+            try:
+                publisher.publish(msg, error, on_delivery=landed)
+                break
+            except (InvalidNameError, DeserializationError):
+                msg.set_headers(None)  # headers the client cannot send: the reason says so
+            except BufferError:
+                self._dlt_producer.poll(0.1)
+            except KafkaException as exc:
+                if bare or exc.args[0].code() not in _TOO_LARGE:
+                    raise
+                self._dead_letter(pending, reason, bare=True)
+                return
         self.in_flight += 1
         _log.warning(
             "mirror.dead_lettered",
             topic=msg.topic(),
             partition=msg.partition(),
             offset=msg.offset(),
-            reason=reason,
+            reason=said,
             dead_letter_topic=publisher.topic,
         )
 
-    def _dead_lettered(self, pending: Pending, dlt: str, error: Any, _msg: Any) -> None:
+    def _dead_lettered(
+        self, pending: Pending, dlt: str, reason: str, bare: bool, error: Any, _msg: Any
+    ) -> None:
         self.in_flight -= 1
-        source = pending.message.topic() or ""
         if error is not None:
             _log.warning("mirror.dead_letter_failed", topic=dlt, error=str(error))
-            self._dead_letter(pending, f"dead-letter delivery failed once ({error.name()})")
+            if not bare and error.code() in _REFUSED:
+                self._dead_letter(pending, reason, bare=True)
+            else:  # the dead-letter topic refuses even the report: stop, commit nothing past
+                self._fatal = error
             return
-        self.stats.add(pending.route, _metrics.DEAD_LETTERED, source, dlt)
+        self.stats.add(pending.route, _metrics.DEAD_LETTERED, pending.message.topic() or "", dlt)
         pending.track.finish_one(pending)
 
     def _commit(self, *, asynchronous: bool, only: set[tuple[str, int]] | None = None) -> None:
@@ -472,3 +514,9 @@ class Mirror:
             if self._consumer is not None:
                 self._consumer.close()
             self._consumer = None
+            for producer in (self._producer, self._dlt_producer):
+                if producer is not None:  # what is still queued was not committed: re-sent
+                    producer.purge()
+                    producer.flush(1.0)
+            self._producer = self._dlt_producer = None
+            self._publishers.clear()

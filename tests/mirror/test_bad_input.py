@@ -61,6 +61,7 @@ def test_bad_records_are_dead_lettered_on_the_source_with_their_reason(
         group_id=f"bad-{topic}",
         consumer_config=fast_group(),
         producer_config={"message.max.bytes": 10_000},
+        dead_letter_config={"message.max.bytes": 15_000},  # the 20,000-byte record: bare
     )
     bad = [r for r in RECORDS if r[2] is not None]
     good = [r for r in RECORDS if r[2] is None]
@@ -77,13 +78,19 @@ def test_bad_records_are_dead_lettered_on_the_source_with_their_reason(
     assert [m.value() for m in copied] == [r[0] for r in good]
     assert dict(copied[1].headers())[HOPS].startswith(b"elsewhere,")
     dead = read_all(bootstrap, topic + ".dlt", len(bad))
-    assert [m.value() for m in dead] == [r[0] for r in bad]
+    # the record too large for the dead-letter topic too is reported without key and value
+    assert [m.value() for m in dead] == [None if len(r[0]) > 15_000 else r[0] for r in bad]
     for msg, (_, headers, reason) in zip(dead, bad, strict=True):
         found = dict(msg.headers())
         assert found["kheaders.dlt.error.type"] == b"kheaders._errors.UnmirrorableRecordError"
         assert reason is not None
         assert reason.encode() in found["kheaders.dlt.error.message"]
         assert found["kheaders.dlt.original.topic"] == topic.encode()
+        if msg.value() is None:
+            assert (
+                b"too large for the dead-letter topic as well"
+                in found["kheaders.dlt.error.message"]
+            )
         if HOPS in dict(headers):  # the refused header is kept, byte for byte, for inspection
             assert [h for h in msg.headers() if h[0] == HOPS] == headers
     events = [e for e in logs if e["event"] == "mirror.dead_lettered"]
