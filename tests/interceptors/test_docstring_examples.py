@@ -9,6 +9,7 @@ import pytest
 
 MODULES = [
     "interceptors.client_id",
+    "interceptors.message_id",
     "interceptors.correlation",
     "interceptors.logging",
     "interceptors._tracing_consumer",
