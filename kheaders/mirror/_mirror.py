@@ -20,17 +20,12 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
-from kheaders._client.deadletter import DeadLetterPublisher
-from kheaders._errors import (
-    ConfigurationError,
-    DeserializationError,
-    InvalidNameError,
-    UnmirrorableRecordError,
-)
+from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
 from kheaders._model.received import HEADER_FAILURES, call_headers, unreadable_headers
 from kheaders.mirror import _metrics
 from kheaders.mirror._copy import Copier, HeaderList, RefusedHopsError
+from kheaders.mirror._deadletters import REFUSED, TOO_LARGE, DeadLetters
 from kheaders.mirror._metrics import MirrorStats
 from kheaders.mirror._routes import SAME_TOPIC, Route, RoutingTable
 from kheaders.mirror._setup import ClusterConfig, Plan, client_config, plan
@@ -46,9 +41,6 @@ _KEEP_ALIVE = 5.0
 """Seconds of back-pressure after which the consumer is paused and polled (its group
 membership needs a poll within ``max.poll.interval.ms``); shorter waits read nothing."""
 _NO_TIMESTAMP = confluent_kafka.TIMESTAMP_NOT_AVAILABLE
-_TOO_LARGE = {KafkaError.MSG_SIZE_TOO_LARGE, KafkaError.RECORD_LIST_TOO_LARGE}
-_REFUSED = _TOO_LARGE | {KafkaError.INVALID_RECORD, KafkaError.INVALID_MSG}
-"""Delivery errors the target will answer again for the same record: dead-lettered."""
 
 TARGET_DEFAULTS: dict[str, Any] = {
     "partitioner": "murmur2_random",
@@ -123,20 +115,23 @@ class Mirror:
         self.stats = MirrorStats()
         """Counts by route and outcome, lag by source partition (see ``_metrics``)."""
         self.plan: Plan | None = None
-        self.in_flight = 0
-        """Copies handed to a producer and not yet acknowledged."""
+        self._in_flight = 0
         self.max_seen_in_flight = 0
         self._tracks: dict[tuple[str, int], PartitionTrack] = {}
         self._committed: dict[tuple[str, int], int] = {}
         self._partitions: dict[tuple[str, int], int] = {}
         self._retries: list[tuple[Pending, str, int, HeaderList]] = []
-        self._publishers: dict[str, DeadLetterPublisher] = {}
+        self._dead = DeadLetters(self._dead_letter_topic_of, group_id, self.stats)
         self._stop = threading.Event()
         self._consumer: Any = None
         self._assigned = False
         self._fatal: KafkaError | None = None
         self._producer: Any = None
-        self._dlt_producer: Any = None
+
+    @property
+    def in_flight(self) -> int:
+        """Copies and dead letters handed to a producer and not yet acknowledged."""
+        return self._in_flight + self._dead.in_flight
 
     def check(self) -> Plan:
         """Check settings, rules and topics against both clusters (see ``_setup.plan``)."""
@@ -180,13 +175,15 @@ class Mirror:
         self._producer = confluent_kafka.Producer(
             {**self.target, **TARGET_DEFAULTS, **self._producer_config}
         )
-        self._dlt_producer = confluent_kafka.Producer(
-            {
-                **self.source,
-                "enable.idempotence": True,
-                "message.timeout.ms": 0,
-                **self._dead_letter_config,
-            }
+        self._dead.open(
+            confluent_kafka.Producer(
+                {
+                    **self.source,
+                    "enable.idempotence": True,
+                    "message.timeout.ms": 0,
+                    **self._dead_letter_config,
+                }
+            )
         )
         _metrics.report(self.stats, self._meter_provider)
         subscription = list(found.source_topics)  # a pattern is resolved at start
@@ -208,13 +205,14 @@ class Mirror:
         last_record = last_read = time.monotonic()
         paused = False
         while not self._stop.is_set():
-            if self._fatal is not None:
-                raise KafkaException(self._fatal)
+            fatal = self._fatal or self._dead.fatal
+            if fatal is not None:
+                raise KafkaException(fatal)
             self._send_retries()
             room = self.max_in_flight - self.in_flight
             if room <= 0:  # back-pressure: wait for acknowledgements, read nothing
                 self._producer.poll(0.05)
-                self._dlt_producer.poll(0)
+                self._dead.poll(0)
                 batch = []
                 if time.monotonic() - last_read > _KEEP_ALIVE:
                     # a long wait (target down): stay in the group without fetching
@@ -233,7 +231,7 @@ class Mirror:
                 last_record = time.monotonic()
                 self._copy_batch(copier, batch)
             self._producer.poll(0)
-            self._dlt_producer.poll(0)
+            self._dead.poll(0)
             now = time.monotonic()
             if now >= next_commit:
                 self._commit(asynchronous=False)
@@ -283,18 +281,18 @@ class Mirror:
             headers = call_headers(msg)
         except HEADER_FAILURES as exc:
             unreadable_headers(msg, exc)
-            self._dead_letter(
-                Pending(track, offset, msg, "-", 1),
-                "a header key is not UTF-8: the target client cannot carry it",
-                add=True,
-            )
+            refused = Pending(track, offset, msg, "-", 1)
+            track.add(refused)
+            self._dead.send(refused, "a header key is not UTF-8: the target client cannot carry it")
             return
         if span is not None and headers:
             link_record(span, msg, headers)
         try:
             route, targets, out = copier.prepare(topic, partition, offset, headers)
         except RefusedHopsError as exc:
-            self._dead_letter(Pending(track, offset, msg, "-", 1), str(exc), add=True)
+            refused = Pending(track, offset, msg, "-", 1)
+            track.add(refused)
+            self._dead.send(refused, str(exc))
             return
         pending = Pending(track, offset, msg, route, len(targets))
         track.add(pending)
@@ -337,17 +335,17 @@ class Mirror:
                 continue
             except KafkaException as exc:
                 code = exc.args[0].code()
-                if code not in _TOO_LARGE:
+                if code not in TOO_LARGE:
                     raise
-                self._dead_letter(pending, f"over the target's size limit (to {target!r})")
+                self._dead.send(pending, f"over the target's size limit (to {target!r})")
                 return
-            self.in_flight += 1
+            self._in_flight += 1
             return
 
     def _delivered(
         self, pending: Pending, target: str, out: HeaderList, error: Any, _msg: Any
     ) -> None:
-        self.in_flight -= 1
+        self._in_flight -= 1
         if error is None:
             key = (pending.route, _metrics.SENT, pending.message.topic(), target)
             counts = self.stats.counts
@@ -359,96 +357,20 @@ class Mirror:
         source = pending.message.topic() or ""
         if error.fatal():  # the producer is unusable: stop, committing nothing past it
             self._fatal = error
-        elif error.code() in _REFUSED:
-            self._dead_letter(pending, f"the target refused it ({error.name()}, to {target!r})")
+        elif error.code() in REFUSED:
+            self._dead.send(pending, f"the target refused it ({error.name()}, to {target!r})")
         else:  # the target had a problem, not the record: send it again
             self.stats.add(pending.route, _metrics.RETRIED, source, target)
             self._retries.append((pending, target, 0, out))
+
+    def _dead_letter_topic_of(self, source_topic: str) -> str:
+        found = self.plan.dead_letter.get(source_topic) if self.plan is not None else None
+        return found or self.dead_letter_topic.replace(SAME_TOPIC, source_topic)
 
     def _send_retries(self) -> None:
         retries, self._retries = self._retries, []
         for pending, target, _, out in retries:
             self._send(pending, target, out)
-
-    def _publisher(self, source_topic: str) -> DeadLetterPublisher:
-        plan_ = self.plan
-        assert plan_ is not None
-        topic = plan_.dead_letter.get(source_topic) or self.dead_letter_topic.replace(
-            SAME_TOPIC, source_topic
-        )
-        found = self._publishers.get(topic)
-        if found is None:
-            found = self._publishers[topic] = DeadLetterPublisher(
-                self._dlt_producer, topic, group_id=self.group_id
-            )
-        return found
-
-    def _dead_letter(
-        self, pending: Pending, reason: str, *, add: bool = False, bare: bool = False
-    ) -> None:
-        """Send the source record to its dead-letter topic; the copy is done once it lands.
-
-        ``bare``: the record is too large even for the dead-letter topic: the dead letter
-        carries the reason and the record's place (key, value and headers left out; the record
-        stays where it is on the source). When even that is refused, the run stops.
-        """
-        if add:
-            pending.track.add(pending)
-        msg = pending.message
-        where = f"topic {msg.topic()!r} partition {msg.partition()} offset {msg.offset()}"
-        said = reason
-        if bare:
-            said += (
-                "; too large for the dead-letter topic as well: key, value and headers left"
-                " out (the record stays on the source at that offset)"
-            )
-            msg = Message(
-                topic=msg.topic(),
-                partition=msg.partition(),
-                offset=msg.offset(),
-                timestamp=msg.timestamp(),
-            )
-        error = UnmirrorableRecordError(f"record at {where}: {said}")
-        publisher = self._publisher(msg.topic() or "")
-        landed = functools.partial(
-            self._dead_lettered, pending, publisher.topic or "", reason, bare
-        )
-        while True:
-            try:
-                publisher.publish(msg, error, on_delivery=landed)
-                break
-            except (InvalidNameError, DeserializationError):
-                msg.set_headers(None)  # headers the client cannot send: the reason says so
-            except BufferError:
-                self._dlt_producer.poll(0.1)
-            except KafkaException as exc:
-                if bare or exc.args[0].code() not in _TOO_LARGE:
-                    raise
-                self._dead_letter(pending, reason, bare=True)
-                return
-        self.in_flight += 1
-        _log.warning(
-            "mirror.dead_lettered",
-            topic=msg.topic(),
-            partition=msg.partition(),
-            offset=msg.offset(),
-            reason=said,
-            dead_letter_topic=publisher.topic,
-        )
-
-    def _dead_lettered(
-        self, pending: Pending, dlt: str, reason: str, bare: bool, error: Any, _msg: Any
-    ) -> None:
-        self.in_flight -= 1
-        if error is not None:
-            _log.warning("mirror.dead_letter_failed", topic=dlt, error=str(error))
-            if not bare and error.code() in _REFUSED:
-                self._dead_letter(pending, reason, bare=True)
-            else:  # the dead-letter topic refuses even the report: stop, commit nothing past
-                self._fatal = error
-            return
-        self.stats.add(pending.route, _metrics.DEAD_LETTERED, pending.message.topic() or "", dlt)
-        pending.track.finish_one(pending)
 
     def _commit(self, *, asynchronous: bool, only: set[tuple[str, int]] | None = None) -> None:
         offsets = []
@@ -484,11 +406,12 @@ class Mirror:
         while (
             (self.in_flight or self._retries)
             and self._fatal is None
+            and self._dead.fatal is None
             and time.monotonic() < deadline
         ):
             self._send_retries()
             self._producer.poll(0.05)
-            self._dlt_producer.poll(0.0)
+            self._dead.poll(0.0)
 
     def _on_assign(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
         self._assigned = bool(partitions)
@@ -514,9 +437,8 @@ class Mirror:
             if self._consumer is not None:
                 self._consumer.close()
             self._consumer = None
-            for producer in (self._producer, self._dlt_producer):
-                if producer is not None:  # what is still queued was not committed: re-sent
-                    producer.purge()
-                    producer.flush(1.0)
-            self._producer = self._dlt_producer = None
-            self._publishers.clear()
+            if self._producer is not None:  # what is still queued was not committed: re-sent
+                self._producer.purge()
+                self._producer.flush(1.0)
+            self._producer = None
+            self._dead.close()
