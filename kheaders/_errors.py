@@ -13,7 +13,8 @@ KHeadersError
 ├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
 ├── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
 ├── CloudEventError          (also ValueError)    not a valid CloudEvent; names the attribute
-└── ProcessingError          (also RuntimeError)  a processor cannot go on (names the record)
+├── ProcessingError          (also RuntimeError)  a processor cannot go on (names the record)
+└── UnmirrorableRecordError  (also ValueError)    a record the mirror dead-lettered (the reason)
 ```
 
 Every leaf also inherits the builtin it refines, so code that catches ``ValueError`` or
@@ -131,3 +132,9 @@ class IntegrityError(DeserializationError):
 class ProcessingError(KHeadersError, RuntimeError):
     """A processor cannot go on: a failed record with no retry or dead-letter topic, or a
     handler slower than ``max.poll.interval.ms``. Nothing past the record was committed."""
+
+
+class UnmirrorableRecordError(KHeadersError, ValueError):
+    """A source record the mirror cannot copy as it is (a header key the target client cannot
+    carry, over the target's size limit, a refused hops header); it went to the dead-letter
+    topic on the source cluster with this error as the reason."""

@@ -185,7 +185,9 @@ class EmbeddedBroker:
     ``advertised_port`` (default: ``port``) is the port the broker names in metadata; set it
     to put something between clients and the broker (e.g. a fault-injecting proxy that
     listens there and forwards to ``port``). Clients that bootstrap at :attr:`advertised`
-    then reach the broker only through that port.
+    then reach the broker only through that port. ``cluster_id`` (default: Tansu's own,
+    ``tansu_cluster``) is the id metadata reports: two brokers with different ids are two
+    clusters.
 
     >>> with EmbeddedBroker() as broker:  # doctest: +SKIP
     ...     print(broker.bootstrap)
@@ -198,8 +200,10 @@ class EmbeddedBroker:
         *,
         binary: str | None = None,
         advertised_port: int | None = None,
+        cluster_id: str | None = None,
     ) -> None:
         self.port = port or free_port()
+        self.cluster_id = cluster_id
         self.advertised_port = advertised_port or self.port
         self._binary = binary
         self._process: subprocess.Popen[bytes] | None = None
@@ -257,6 +261,7 @@ class EmbeddedBroker:
                 f"tcp://127.0.0.1:{self.advertised_port}",
                 "--storage-engine",
                 "memory://tansu/",
+                *(["--cluster-id", self.cluster_id] if self.cluster_id else []),
             ],
             stdin=subprocess.DEVNULL,
             stdout=self._log,

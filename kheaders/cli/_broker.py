@@ -23,6 +23,9 @@ def register(subparsers: Any) -> None:
         description="Start the embedded broker (memory storage) on loopback until interrupted.",
     )
     parser.add_argument("--port", type=int, default=None, help="port (default: a free one)")
+    parser.add_argument(
+        "--cluster-id", default=None, help="the cluster id metadata reports (default: Tansu's)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -32,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with EmbeddedBroker(args.port) as broker:
+    with EmbeddedBroker(args.port, cluster_id=args.cluster_id) as broker:
         print(f"bootstrap.servers={broker.bootstrap}", flush=True)
         print(FIRST_CONSUMER_HINT, flush=True)
         try:

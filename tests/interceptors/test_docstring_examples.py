@@ -11,6 +11,7 @@ from tests.support.doctests import run_doctests
 
 MODULES = [
     "interceptors.client_id",
+    "interceptors.message_id",
     "interceptors.correlation",
     "interceptors.logging",
     "interceptors._tracing_consumer",
