@@ -98,6 +98,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     implements no consumer hook, and KafkaException for a setting librdkafka rejects.
     """
 
+    _closed_message = "Consumer closed"
     __slots__ = (
         "_chain",
         "_closed",

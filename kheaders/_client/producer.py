@@ -26,7 +26,8 @@ metadata's ``latency`` (librdkafka measures the rest).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from operator import is_
+from functools import partial
+from operator import index, is_
 from time import perf_counter
 from types import MethodType
 from typing import Any
@@ -41,6 +42,7 @@ from kheaders._client.delivery import (
     Carrier,
     DeliveryCallback,
     Kept,
+    Reports,
     SendCallback,
     acknowledging,
     delivering,
@@ -50,15 +52,13 @@ from kheaders._client.outgoing import EMPTY, closed, plain_list, writable
 from kheaders._client.rawcall import RawProduce, raw_produce, unsendable
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
-from kheaders._errors import ReadOnlyHeadersError, SerializationError
+from kheaders._errors import KHeadersError, ReadOnlyHeadersError, SerializationError
 from kheaders._log import get_logger
 from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes, plain_pairs
 from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits
 
 _log = get_logger("kheaders.producer")
 
-_REPORTS_KEPT = 8
-"""Distinct delivery callbacks whose report functions a producer keeps (then starts again)."""
 _NOTHING_CHECKED: tuple[Any, ...] = (object(),)
 """Holds no header pair: the memo of the last header list that passed the checks, at first."""
 
@@ -94,6 +94,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     a setting librdkafka rejects.
     """
 
+    _closed_message = "Producer has been closed"
     _client_class: type[confluent_kafka.Producer] | None = None
     """The confluent-kafka class built from the config: ``confluent_kafka.Producer`` as found
     when the producer is built (so OpenTelemetry's ``instrument()`` applies), or a subclass
@@ -198,10 +199,10 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         self._default_cb = default_cb
         self._closed = False
         self._fits = _NOTHING_CHECKED
-        self._reports: dict[DeliveryCallback, tuple[Any, MethodType]] = {}
+        self._reports = Reports(delivering)
         self._lean = not (chain.on_send or self._ack or key_ser or value_ser)
         self._acking = self._ack is not None and not (chain.on_send or key_ser or value_ser)
-        self._acks: dict[DeliveryCallback | None, tuple[Any, MethodType]] = {}
+        self._acks = Reports(partial(acknowledging, self._ack))  # type: ignore[arg-type]  # _acking
 
     # -- produce ----------------------------------------------------------------------------
 
@@ -329,17 +330,11 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             kept = carrier
             produce = self._carry
         else:
-            acks = self._acks
-            known = acks.get(cb)
-            if known is None:
-                if len(acks) >= _REPORTS_KEPT:  # a callback per record: keep none for long
-                    acks.clear()
-                report_of = acknowledging(self._ack, cb)  # type: ignore[arg-type]  # _acking
-                known = acks[cb] = (report_of, MethodType(report_of, EMPTY))
+            report_of = self._acks.of(cb)
             if sent is None:
-                kept = known[1]
+                kept = report_of
             else:  # as above
-                kept = MethodType(known[0], self._fits if type(sent) is list else _kept(sent))
+                kept = MethodType(report_of, self._fits if type(sent) is list else _kept(sent))
         try:
             return produce(topic, value, key, partition, kept, None, timestamp, sent)
         except TypeError as exc:
@@ -375,22 +370,18 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         )
         self._chain.acknowledge(md, error, read_only(_kept(sent)))
 
-    def _delivered(self, cb: DeliveryCallback, sent: Headers | list[Any] | None) -> MethodType:
+    def _delivered(
+        self, cb: DeliveryCallback, sent: Headers | list[Any] | None
+    ) -> Callable[..., None]:
         """A record's report for ``cb``: its :func:`~kheaders._client.delivery.delivering`
         function (one per callback, kept) bound to the record's headers, a snapshot of them
         when they are the caller's list; for a record without headers, one bound method
         serves every record of the callback, so nothing is kept alive per record."""
-        reports = self._reports
-        known = reports.get(cb)
-        if known is None:
-            if len(reports) >= _REPORTS_KEPT:  # a callback per record: keep none for long
-                reports.clear()
-            deliver = delivering(cb)
-            known = reports[cb] = (deliver, MethodType(deliver, EMPTY))
+        deliver = self._reports.of(cb)
         if sent is None:
-            return known[1]
+            return deliver
         # a list that passed: the memo is its snapshot (see _fits)
-        return MethodType(known[0], self._fits if type(sent) is list else _kept(sent))
+        return MethodType(deliver, self._fits if type(sent) is list else _kept(sent))
 
     def _report(
         self,
@@ -589,27 +580,37 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     ) -> int:
         """confluent-kafka's ``produce_batch``, headers included; return how many were queued.
 
-        Each message dict may hold ``value``, ``key``, ``partition``, ``timestamp``,
-        ``headers`` and ``callback``. Every message goes through :meth:`produce` (headers,
-        interceptors, serializers, limits: confluent's own ``produce_batch`` drops headers);
-        one that fails gets the error in its ``"_error"`` entry, as confluent-kafka does:
-        librdkafka's ``KafkaError`` (``_QUEUE_FULL`` for a full queue), or the exception
-        kheaders raised. Raises TypeError when ``messages`` is not a list.
+        Each message dict may hold ``value``, ``key``, ``partition``, ``headers`` and
+        ``callback``. The batch is checked whole first, as confluent-kafka checks it; then
+        every message goes through :meth:`produce` (headers, interceptors, serializers,
+        limits: confluent's own ``produce_batch`` drops headers). One that fails gets the
+        error in its ``"_error"`` entry, as confluent-kafka does: librdkafka's ``KafkaError``
+        (``_QUEUE_FULL`` for a full queue), or the exception kheaders raised (its header
+        errors).
+
+        Raises, before queueing any message, as confluent-kafka 2.16 does: TypeError when
+        ``topic`` is not a ``str``, ``partition`` not an int or ``messages`` not a list, or
+        naming the index of a message that is not a dict, or whose value or key (without a
+        serializer for it) is not ``bytes``/``str``, or whose partition is not an int;
+        NotImplementedError for a message with a timestamp. RuntimeError once closed.
         """
-        if not isinstance(messages, list):
-            raise TypeError("messages must be a list")
+        if not isinstance(topic, str):
+            raise TypeError(f"argument 1 must be str, not {type(topic).__name__}")
+        partition = index(partition)
+        _check_batch(messages, self._key_ser is None, self._value_ser is None)
         default_cb = callback or on_delivery
         good = 0
         for m in messages:
+            part = m.get("partition")
             try:
                 self.produce(
                     topic,
                     m.get("value"),
                     m.get("key"),
-                    m.get("partition", partition),
+                    partition if part is None else part,
                     m.get("callback") or default_cb,
                     None,
-                    m.get("timestamp", 0),
+                    0,
                     m.get("headers"),
                 )
             except BufferError:
@@ -617,6 +618,11 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 continue
             except KafkaException as exc:
                 m["_error"] = exc.args[0] if exc.args else exc
+                continue
+            except RuntimeError as exc:
+                if not isinstance(exc, KHeadersError):  # closed: the batch stops, as confluent's
+                    raise
+                m["_error"] = exc
                 continue
             except Exception as exc:
                 m["_error"] = exc
@@ -649,7 +655,12 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         self._producer.purge(in_queue=in_queue, in_flight=in_flight, blocking=blocking)
 
     def __len__(self) -> int:
-        return len(self._producer)
+        """Records (and librdkafka's events) not yet served; 0 for a producer never set up."""
+        try:
+            producer = self._producer
+        except RuntimeError:  # a subclass that never called __init__ (see ClientWrapper)
+            return 0
+        return len(producer)
 
     def close(self, timeout: float | None = None) -> bool:
         """Flush, close the producer (a wrapped one too), then the interceptors; True when
@@ -699,6 +710,31 @@ def _serialization_error(field: str, topic: str, exc: Exception) -> Serializatio
         topic=topic,
         field=field,
     )
+
+
+def _check_batch(messages: object, check_keys: bool, check_values: bool) -> None:
+    """confluent-kafka's checks of a ``produce_batch`` argument, its errors word for word.
+
+    Raises TypeError or NotImplementedError (see :meth:`Producer.produce_batch`).
+    """
+    if not isinstance(messages, list):
+        raise TypeError("messages must be a list")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise TypeError(f"Message at index {i} must be a dict")
+        value = m.get("value")
+        if check_values and value is not None and not isinstance(value, bytes | str):
+            raise TypeError(f"Message value at index {i} must be bytes or str")
+        key = m.get("key")
+        if check_keys and key is not None and not isinstance(key, bytes | str):
+            raise TypeError(f"Message key at index {i} must be bytes or str")
+        part = m.get("partition")
+        if part is not None and not isinstance(part, int):
+            raise TypeError(f"Message partition at index {i} must be int")
+        if m.get("timestamp") is not None:
+            raise NotImplementedError(
+                "Message timestamps are not currently supported in batch mode"
+            )
 
 
 def _kept(sent: Headers | list[Any] | None) -> Kept:

@@ -589,10 +589,7 @@ def _uniform(h: Headers) -> None:
     is a :class:`Header` (its callers look first): when the last is one too, every pair is
     (else a plain tuple between them would be handed out as it is). A list mixing both
     shapes is made all :class:`Header`; librdkafka's pairs are plain tuples, never checked."""
-    if (
-        type(_list_getitem(h, -1)) is Header
-        and not all(type(x) is Header for x in _list_iter(h))
-    ):
+    if type(_list_getitem(h, -1)) is Header and not all(type(x) is Header for x in _list_iter(h)):
         _list_setitem(h, slice(None), [_as_header(x) for x in _list_iter(h)])
 
 
