@@ -35,6 +35,7 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
 
+from kheaders._client.beneath import instrumented, leave_to_instrumentation, passed
 from kheaders._client.chain import InterceptorChain
 from kheaders._client.config import resolve
 from kheaders._client.delivery import (
@@ -103,6 +104,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         "_ack",
         "_acking",
         "_acks",
+        "_beneath",
         "_carry",
         "_chain",
         "_closed",
@@ -192,6 +194,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         self._carry = self._raw_produce
         self._park = None
         self._chain = chain
+        self._beneath = raw if instrumented(raw) else None
         # bound once: a bound method made per record would be one more object in flight
         self._ack = chain.acknowledge if chain.on_acknowledgement else None
         self._key_ser = key_ser
@@ -526,11 +529,17 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         topic = record.topic
         headers = record.headers
         try:
+            beneath = self._beneath
             if chain.on_send:  # raises only in strict mode
+                kept = None if beneath is None else passed(headers)
                 record = chain.send(record)
                 topic = record.topic
                 headers = record.headers
-            if type(headers) is not Headers:
+                if type(headers) is not Headers:
+                    headers = record.headers = Headers(headers)
+                if kept is not None:
+                    leave_to_instrumentation(beneath, headers, kept)
+            elif type(headers) is not Headers:
                 headers = record.headers = Headers(headers)
             key = record.key
             value = record.value

@@ -20,15 +20,21 @@ from confluent_kafka import KafkaError, KafkaException, Message
 
 from kheaders._client.producer import Producer
 
-_produce = confluent_kafka.Producer.produce
+_produce = confluent_kafka.cimpl.Producer.produce
 
 Parked = tuple[Any, ...]
 """A parked record: ``produce``'s 8 arguments, by position (see :data:`_FIELDS`)."""
 
 
-class ParkingProducer(confluent_kafka.Producer):
+class ParkingProducer(confluent_kafka.cimpl.Producer):
     """``confluent_kafka.Producer`` whose ``produce`` parks records instead of raising
-    BufferError. Only the thread of the event loop produces and unparks."""
+    BufferError. Only the thread of the event loop produces and unparks.
+
+    confluent's own class (``cimpl``), never the name ``confluent_kafka.Producer``, which
+    OpenTelemetry's ``instrument()`` may have swapped for its subclass before this module was
+    imported: the instrumentation leaves asyncio clients alone (as it leaves confluent's
+    ``confluent_kafka.aio`` alone), so the interceptors trace them, whatever the import order.
+    """
 
     def __init__(self, config: dict[str, Any]) -> None:
         super().__init__(config)

@@ -93,7 +93,7 @@ def test_a_delivery_callback_reads_header_items_whatever_mix_was_passed(items: l
     p = Producer({"bootstrap.servers": "127.0.0.1:9", "log_level": 0})
     Headers(items).close()  # their keys are known now: the plain check may vouch for the list
     for _ in range(2):  # the second record: the memo's path
-        p.produce("t", b"v", headers=items, on_delivery=lambda err, msg: seen.append(msg.headers()))
+        p.produce("t", b"v", headers=items, on_delivery=lambda _, msg: seen.append(msg.headers()))  # type: ignore[arg-type]
     p.purge()
     assert p.flush(10) == 0
     p.close(timeout=0)
