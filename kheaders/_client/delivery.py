@@ -26,7 +26,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kheaders._client.outgoing import EMPTY
+from kheaders._client.outgoing import EMPTY, Kept
 from kheaders._client.records import RecordMetadata
 from kheaders._model.headers import Headers, trusted
 
@@ -38,12 +38,6 @@ DeliveryCallback = Callable[["KafkaError | None", "Message"], object]
 SendCallback = Callable[[RecordMetadata, "KafkaError | None"], object]
 """Java's callback for ``Producer.send``: ``(metadata, error)``."""
 AckHook = Callable[[RecordMetadata, "KafkaError | Exception | None", Headers], None]
-
-Kept = Headers | tuple[tuple[str, bytes | None], ...]
-"""A record's headers as its report keeps them until librdkafka reports it: closed
-:class:`Headers` as they are (a Headers the caller passed is the one its callback sees; the
-shared empty ones for none), or a plain list's pairs as a tuple (a snapshot the caller's
-later changes do not reach, and which the garbage collector stops tracking)."""
 
 
 def read_only(headers: Kept) -> Headers:

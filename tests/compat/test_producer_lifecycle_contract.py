@@ -38,10 +38,10 @@ class _State:
 
 @pytest.mark.parametrize("headers", [None, [("h", b"1")]], ids=["no-headers", "headers"])
 def test_delivery_callbacks_are_released_after_their_reports(
-    flavour: str, producer_config: dict[str, Any], topic: str, headers: Any
+    producer_flavour: str, producer_config: dict[str, Any], topic: str, headers: Any
 ) -> None:
-    with contract("delivery_callback_released", flavour):
-        producer = build_producer(flavour, producer_config)
+    with contract("delivery_callback_released", producer_flavour):
+        producer = build_producer(producer_flavour, producer_config)
         states = [_State() for _ in range(3)]
         for state in states:
             producer.produce(topic, b"v", on_delivery=state.done, headers=headers)
@@ -55,12 +55,14 @@ def test_delivery_callbacks_are_released_after_their_reports(
 
 
 def test_a_callback_never_called_is_released_too(
-    flavour: str, producer_config: dict[str, Any], topic: str
+    producer_flavour: str, producer_config: dict[str, Any], topic: str
 ) -> None:
     """delivery.report.only.error: a delivered record's report never runs (confluent's
     ``test_producer_dr_only_error``)."""
-    with contract("delivery_callback_released_dr_only_error", flavour):
-        producer = build_producer(flavour, {**producer_config, "delivery.report.only.error": True})
+    with contract("delivery_callback_released_dr_only_error", producer_flavour):
+        producer = build_producer(
+            producer_flavour, {**producer_config, "delivery.report.only.error": True}
+        )
         state = _State()
         producer.produce(topic, b"GOOD", on_delivery=state.done)
         ref = weakref.ref(state)
@@ -96,10 +98,10 @@ BAD_BATCHES: list[tuple[Any, type[Exception], str]] = [
 
 @pytest.mark.parametrize(("batch", "error", "message"), BAD_BATCHES)
 def test_produce_batch_refuses_a_bad_batch_whole(
-    flavour: str, batch: Any, error: type[Exception], message: str
+    producer_flavour: str, batch: Any, error: type[Exception], message: str
 ) -> None:
-    with contract("produce_batch_argument_checks", flavour):
-        producer = build_producer(flavour, dict(UNREACHABLE))
+    with contract("produce_batch_argument_checks", producer_flavour):
+        producer = build_producer(producer_flavour, dict(UNREACHABLE))
         reported: list[Any] = []
         with pytest.raises(error) as raised:
             producer.produce_batch("t", batch, on_delivery=lambda e, m: reported.append(m))
@@ -122,10 +124,10 @@ GOOD_BATCHES: list[tuple[list[dict[str, Any]], int]] = [
 
 @pytest.mark.parametrize(("batch", "count"), GOOD_BATCHES)
 def test_produce_batch_takes_what_confluent_takes(
-    flavour: str, batch: list[dict[str, Any]], count: int
+    producer_flavour: str, batch: list[dict[str, Any]], count: int
 ) -> None:
-    with contract("produce_batch_accepted", flavour):
-        producer = build_producer(flavour, dict(UNREACHABLE))
+    with contract("produce_batch_accepted", producer_flavour):
+        producer = build_producer(producer_flavour, dict(UNREACHABLE))
         assert producer.produce_batch("t", batch) == count
         assert not [m for m in batch if "_error" in m]
         producer.purge()
@@ -136,9 +138,9 @@ def test_produce_batch_takes_what_confluent_takes(
     [((), {}), ((123, [{}]), {}), ((None, [{}]), {}), (("t", [{}]), {"partition": "x"})],
     ids=["nothing", "int-topic", "none-topic", "str-partition"],
 )
-def test_produce_batch_argument_types(flavour: str, args: Any, kwargs: Any) -> None:
-    with contract("produce_batch_argument_types", flavour):
-        producer = build_producer(flavour, dict(UNREACHABLE))
+def test_produce_batch_argument_types(producer_flavour: str, args: Any, kwargs: Any) -> None:
+    with contract("produce_batch_argument_types", producer_flavour):
+        producer = build_producer(producer_flavour, dict(UNREACHABLE))
         with pytest.raises(TypeError):
             producer.produce_batch(*args, **kwargs)
 
@@ -146,15 +148,15 @@ def test_produce_batch_argument_types(flavour: str, args: Any, kwargs: Any) -> N
 # -- a subclass that never called super().__init__() ----------------------------------------
 
 
-def _uninitialised(flavour: str) -> Any:
-    if flavour == "wrapped":
+def _uninitialised(producer_flavour: str) -> Any:
+    if producer_flavour == "wrapped":
 
         class Raw(confluent_kafka.Producer):
             def __init__(self, config: dict[str, Any]) -> None:
                 pass  # leaves librdkafka's handle unset
 
         return kheaders.wrap_producer(Raw({}))
-    base = producer_class(flavour)
+    base = producer_class(producer_flavour)
 
     class Uninitialised(base):  # type: ignore[misc, valid-type]
         def __init__(self, config: dict[str, Any]) -> None:
@@ -177,16 +179,16 @@ UNINITIALISED_CALLS: dict[str, Callable[[Any], object]] = {
 
 
 @pytest.mark.parametrize("method", sorted(UNINITIALISED_CALLS))
-def test_an_uninitialised_producer_raises_runtime_error(flavour: str, method: str) -> None:
-    with contract("producer_uninitialised", flavour):
-        producer = _uninitialised(flavour)
+def test_an_uninitialised_producer_raises_runtime_error(producer_flavour: str, method: str) -> None:
+    with contract("producer_uninitialised", producer_flavour):
+        producer = _uninitialised(producer_flavour)
         with pytest.raises(RuntimeError, match="Producer has been closed"):
             UNINITIALISED_CALLS[method](producer)
 
 
-def test_an_uninitialised_producer_refuses_offsets_and_has_no_length(flavour: str) -> None:
-    with contract("producer_uninitialised", flavour):
-        producer = _uninitialised(flavour)
+def test_an_uninitialised_producer_refuses_offsets_and_has_no_length(producer_flavour: str) -> None:
+    with contract("producer_uninitialised", producer_flavour):
+        producer = _uninitialised(producer_flavour)
         consumer = Consumer({"group.id": "t", "socket.timeout.ms": 10})
         metadata = consumer.consumer_group_metadata()
         consumer.close()
