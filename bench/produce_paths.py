@@ -47,7 +47,7 @@ def _child(name: str, n: int) -> None:
         def __init__(self, config: object = None, **_: object) -> None:
             self.queue: list[tuple[Any, str, object]] = []
 
-        def produce(self, topic: str, value: object = None, key: object = None,  # noqa: PLR0917
+        def produce(self, topic: str, value: object = None, key: object = None,
                     partition: int = -1, callback: Any = None, on_delivery: Any = None,
                     timestamp: int = 0, headers: object = None) -> None:  # fmt: skip
             cb = callback or on_delivery
@@ -123,8 +123,7 @@ def _count(name: str, n: int, root: Path) -> int:
 def measure(root: Path, records: int) -> dict[str, float]:
     """Instructions per record of each contender with ``root``'s kheaders."""
     return {
-        name: (_count(name, records, root) - _count(name, 0, root)) / records
-        for name in CONTENDERS
+        name: (_count(name, records, root) - _count(name, 0, root)) / records for name in CONTENDERS
     }
 
 
@@ -139,7 +138,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     now = measure(ROOT, args.records)
     before = measure(args.against, args.records) if args.against else None
-    print(f"{'contender':34} {'instructions/record':>20}" + ("   against   ratio" if before else ""))
+    print(
+        f"{'contender':34} {'instructions/record':>20}" + ("   against   ratio" if before else "")
+    )
     for name, count in now.items():
         line = f"{name:34} {count:>20,.0f}"
         if before:

@@ -1,15 +1,17 @@
 """How a producer hands each record to librdkafka: one path, chosen when the producer is built.
 
-As structlog picks a logger's methods once, when it builds the logger, :func:`path_for` picks
-what every record of a producer goes through, from what can see the records:
+As structlog picks a logger's methods once, when it builds the logger,
+``kheaders._client.producer.path_for`` picks what every record of a producer goes through,
+from what can see the records:
 
-* :class:`PlainPath`: nothing sees a record before librdkafka (no ``on_send``, no serializer,
-  no ``on_acknowledgement``): its headers are checked (:class:`OutgoingHeaders`) and handed
-  over; a delivery callback's report is one small object over their snapshot, none at all
-  for a record without headers (:mod:`kheaders._client.delivery`).
-* :class:`AckingPath`: interceptors only acknowledge: the same checks, and one report that
-  runs ``on_acknowledgement`` (the read-only Headers and RecordMetadata are built when the
-  report comes). A record refused on the way (bad headers, a full queue) is acknowledged
+* ``PlainPath`` (:mod:`kheaders._client.direct`): nothing sees a record before librdkafka
+  (no ``on_send``, no serializer, no ``on_acknowledgement``): its headers are checked
+  (:class:`OutgoingHeaders`) and handed over; a delivery callback's report is one small
+  object over their snapshot, none at all for a record without headers
+  (:mod:`kheaders._client.delivery`).
+* ``AckingPath`` (the same module): interceptors only acknowledge: the same checks, and one
+  report that runs ``on_acknowledgement`` (the read-only Headers and RecordMetadata are built
+  when the report comes). A record refused on the way (bad headers, a full queue) is acknowledged
   with the error, the headers as given, and the time spent as the metadata's ``latency``.
 * :class:`InterceptedPath`: ``on_send`` or serializers see the record: a
   :class:`ProducerRecord` through the chain (:meth:`Path.send`, which Java's ``send``
@@ -22,7 +24,6 @@ Every path also carries records for kheaders.aio (:meth:`Path.carry`): the calle
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from time import perf_counter
 from types import MethodType
 from typing import Any, ClassVar
@@ -36,11 +37,9 @@ from kheaders._client.delivery import (
     DeliveryCallback,
     Reports,
     SendCallback,
-    acknowledging,
     delivering,
-    read_only,
 )
-from kheaders._client.outgoing import EMPTY, OutgoingHeaders, Sent, closed, snapshot, writable
+from kheaders._client.outgoing import EMPTY, OutgoingHeaders, Sent, closed, writable
 from kheaders._client.rawcall import RawProduce, unsendable
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._errors import SerializationError
@@ -253,207 +252,11 @@ class Path:
         return MethodType(deliver, self.gate.kept(sent))
 
 
-class PlainPath(Path):
-    """Nothing sees a record before librdkafka: only its headers are checked."""
-
-    __slots__ = ()
-
-    def produce(  # noqa: PLR0917 - produce()'s arguments
-        self,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        cb: DeliveryCallback | None,
-        timestamp: int,
-        headers: HeaderTypes,
-    ) -> None:
-        sent = None if headers is None else self.gate.sent(headers)
-        report = None if cb is None else self.delivered(cb, sent)
-        try:
-            return self.raw_produce(topic, value, key, partition, report, None, timestamp, sent)
-        except TypeError as exc:
-            if type(sent) is list:  # the caller's list, let through
-                return self._refused_list(topic, value, key, partition, timestamp, sent, cb)
-            raise unsendable(topic, key, value, exc) from exc
-
-    def carry(  # noqa: PLR0917 - produce()'s arguments
-        self,
-        carrier: Carrier,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        timestamp: int,
-        headers: HeaderTypes,
-    ) -> None:
-        """On this path the carrier is the only object the record keeps alive in flight."""
-        gate = self.gate
-        sent = None if headers is None else gate.sent(headers)
-        carrier.sent = gate.kept(sent)
-        try:
-            return self.carry_produce(topic, value, key, partition, carrier, None, timestamp, sent)
-        except BufferError:
-            if self.park is None:
-                raise
-            return self.park(topic, value, key, partition, carrier, None, timestamp, sent)
-        except TypeError as exc:
-            if type(sent) is list:  # the caller's list, let through
-                return self._refused_list(
-                    topic, value, key, partition, timestamp, sent, carrier=carrier
-                )
-            raise unsendable(topic, key, value, exc) from exc
-
-    def _refused_list(  # noqa: PLR0917 - produce()'s arguments
-        self,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        timestamp: int,
-        headers: list[Any],
-        cb: DeliveryCallback | None = None,
-        carrier: Carrier | None = None,
-    ) -> None:
-        """librdkafka refused a record whose header list the memo or the plain check let
-        through: check the headers again (the full check names a header at fault), then let
-        librdkafka say again."""
-        gate = self.gate
-        gate.forget()
-        sent = gate.sent(headers)
-        report: Callable[..., object] | None = carrier
-        if carrier is not None:
-            carrier.sent = snapshot(sent)
-        elif cb is not None:
-            report = self.delivered(cb, sent)
-        try:
-            return self.raw_produce(topic, value, key, partition, report, None, timestamp, sent)
-        except TypeError as exc:
-            raise unsendable(topic, key, value, exc) from exc
-
-
-class AckingPath(Path):
-    """Interceptors only acknowledge: the plain path's checks, and a report from
-    :func:`~kheaders._client.delivery.acknowledging` over the headers' snapshot (no
-    ProducerRecord, Headers or RecordMetadata until the report). Headers the checks refuse
-    take the record path, which checks them again and acknowledges the refusal.
-
-    A carrier is the record's only report here, so it runs :attr:`acknowledge` itself; one
-    librdkafka's full queue refuses is parked when the producer parks, not acknowledged.
-    """
-
-    __slots__ = ("acknowledge", "acks")
-
-    def __init__(self, *parts: Any) -> None:
-        super().__init__(*parts)
-        ack = self.ack
-        assert ack is not None  # chosen for a chain with on_acknowledgement (path_for)
-        self.acknowledge = ack
-        self.acks = Reports(partial(acknowledging, ack))
-
-    def produce(  # noqa: PLR0917 - produce()'s arguments
-        self,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        cb: DeliveryCallback | None,
-        timestamp: int,
-        headers: HeaderTypes,
-    ) -> None:
-        self._acked(topic, value, key, partition, cb, timestamp, headers, None)
-
-    def carry(  # noqa: PLR0917 - produce()'s arguments
-        self,
-        carrier: Carrier,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        timestamp: int,
-        headers: HeaderTypes,
-    ) -> None:
-        self._acked(topic, value, key, partition, None, timestamp, headers, carrier)
-
-    def _acked(  # noqa: PLR0917 - produce()'s arguments
-        self,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        cb: DeliveryCallback | None,
-        timestamp: int,
-        headers: HeaderTypes,
-        carrier: Carrier | None,
-    ) -> None:
-        start = perf_counter()
-        gate = self.gate
-        try:
-            sent = None if headers is None else gate.sent(headers)
-        except Exception:
-            return self.record(topic, value, key, partition, cb, timestamp, headers, carrier)
-        report: Callable[..., object]
-        produce = self.raw_produce
-        if carrier is not None:
-            carrier.sent = gate.kept(sent)
-            report = carrier
-            produce = self.carry_produce
-        else:
-            acknowledge = self.acks.of(cb)
-            report = acknowledge if sent is None else MethodType(acknowledge, gate.kept(sent))
-        try:
-            return produce(topic, value, key, partition, report, None, timestamp, sent)
-        except TypeError as exc:
-            if type(sent) is list:
-                # librdkafka refused a list that passed the plain checks: the full checks name why
-                gate.forget()
-                return self.record(topic, value, key, partition, cb, timestamp, headers, carrier)
-            error = unsendable(topic, key, value, exc)
-            self._refused(topic, partition, error, sent, start)
-            raise error from exc
-        except BufferError as exc:
-            if carrier is not None and self.park is not None:
-                return self.park(topic, value, key, partition, report, None, timestamp, sent)
-            self._refused(topic, partition, exc, sent, start)
-            raise
-        except Exception as exc:
-            self._refused(topic, partition, exc, sent, start)
-            raise
-
-    def _refused(
-        self, topic: str, partition: int, error: Exception, sent: Sent, start: float
-    ) -> None:
-        """Acknowledge a record librdkafka refused, with the time spent on it as latency."""
-        md = RecordMetadata(
-            topic, partition if partition >= 0 else -1, latency=perf_counter() - start
-        )
-        self.chain.acknowledge(md, error, read_only(snapshot(sent)))
-
-
 class InterceptedPath(Path):
     """``on_send`` or serializers see every record: each goes the record path."""
 
     __slots__ = ()
     sees_records = True
-
-
-def path_for(  # noqa: PLR0917 - the producer's parts, set once
-    chain: InterceptorChain,
-    gate: OutgoingHeaders,
-    raw_produce: RawProduce,
-    carry_produce: RawProduce,
-    park: RawProduce | None,
-    key_ser: Callable[..., object] | None,
-    value_ser: Callable[..., object] | None,
-    beneath: object,
-) -> Path:
-    """The path every record of a producer with these parts takes (see the module doc)."""
-    parts = (chain, gate, raw_produce, carry_produce, park, key_ser, value_ser, beneath)
-    if chain.on_send or key_ser is not None or value_ser is not None:
-        return InterceptedPath(*parts)
-    if chain.on_acknowledgement:
-        return AckingPath(*parts)
-    return PlainPath(*parts)
 
 
 def _serialization_error(field: str, topic: str, exc: Exception) -> SerializationError:

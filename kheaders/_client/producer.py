@@ -27,8 +27,9 @@ from kheaders._client.beneath import instrumented
 from kheaders._client.chain import InterceptorChain
 from kheaders._client.config import resolve
 from kheaders._client.delivery import DeliveryCallback, SendCallback
+from kheaders._client.direct import AckingPath, PlainPath
 from kheaders._client.outgoing import OutgoingHeaders
-from kheaders._client.paths import Path, path_for
+from kheaders._client.paths import InterceptedPath, Path
 from kheaders._client.rawcall import RawProduce, raw_produce
 from kheaders._client.records import ProducerRecord
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
@@ -310,7 +311,10 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         return not remaining
 
     def __repr__(self) -> str:
-        n = len(self._chain.interceptors)
+        try:
+            n = len(self._chain.interceptors)
+        except RuntimeError:  # a subclass that never called __init__ (see ClientWrapper)
+            return "<kheaders.Producer, never set up>"
         return f"<kheaders.Producer wrapping {self._producer!r}, {n} interceptors>"
 
 
@@ -348,6 +352,26 @@ def _check_batch(messages: object, check_keys: bool, check_values: bool) -> None
             raise NotImplementedError(
                 "Message timestamps are not currently supported in batch mode"
             )
+
+
+def path_for(  # noqa: PLR0917 - the producer's parts, set once
+    chain: InterceptorChain,
+    gate: OutgoingHeaders,
+    raw_produce: RawProduce,
+    carry_produce: RawProduce,
+    park: RawProduce | None,
+    key_ser: Callable[..., object] | None,
+    value_ser: Callable[..., object] | None,
+    beneath: object,
+) -> Path:
+    """The path every record of a producer with these parts takes (chosen once, when it is
+    built: see :mod:`kheaders._client.paths`)."""
+    parts = (chain, gate, raw_produce, carry_produce, park, key_ser, value_ser, beneath)
+    if chain.on_send or key_ser is not None or value_ser is not None:
+        return InterceptedPath(*parts)
+    if chain.on_acknowledgement:
+        return AckingPath(*parts)
+    return PlainPath(*parts)
 
 
 def path_of(producer: Producer) -> Path:

@@ -18,7 +18,8 @@ from confluent_kafka import KafkaError, KafkaException
 
 import kheaders
 from kheaders import Headers, ProducerRecord, RecordMetadata
-from kheaders._client.paths import AckingPath, InterceptedPath, Path, PlainPath
+from kheaders._client.direct import AckingPath, PlainPath
+from kheaders._client.paths import InterceptedPath, Path
 from kheaders._client.producer import path_of
 from kheaders.aio import AIOProducer
 

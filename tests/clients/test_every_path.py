@@ -18,7 +18,7 @@ from confluent_kafka import KafkaError
 
 import kheaders
 from kheaders import Header, Headers, InvalidNameError
-from kheaders._client.paths import PlainPath
+from kheaders._client.direct import PlainPath
 from kheaders._client.producer import path_of
 from tests.clients.paths import ProducePath
 

@@ -195,3 +195,4 @@ def test_an_uninitialised_producer_refuses_offsets_and_has_no_length(producer_fl
         with pytest.raises(RuntimeError, match="Producer has been closed"):
             producer.send_offsets_to_transaction([TopicPartition("topic", 0)], metadata)
         assert len(producer) == 0
+        assert repr(producer)
