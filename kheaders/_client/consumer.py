@@ -98,6 +98,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     implements no consumer hook, and KafkaException for a setting librdkafka rejects.
     """
 
+    _closed_message = "Consumer closed"
     __slots__ = (
         "_chain",
         "_closed",
@@ -395,6 +396,17 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)
         return f"<kheaders.Consumer wrapping {self._consumer!r}, {n} interceptors>"
+
+
+def kept_back(consumer: Consumer) -> int:
+    """How many failures ``consumer``'s last batch kept back (each raised by a later read,
+    in order); kheaders.aio's interface, with :func:`deserializers_of`."""
+    return len(consumer._pending)
+
+
+def deserializers_of(consumer: Consumer) -> tuple[Callable[..., object] | None, ...]:
+    """The key and value deserializers ``consumer`` calls (``None`` for none)."""
+    return consumer._key_de, consumer._value_de
 
 
 def wrap_consumer(

@@ -31,7 +31,7 @@ from typing import Any, Self
 from confluent_kafka import KafkaException, Message, TopicPartition
 
 from kheaders._client.chain import InterceptorChain
-from kheaders._client.consumer import Consumer
+from kheaders._client.consumer import Consumer, kept_back
 from kheaders._errors import DeserializationError
 from kheaders._log import get_logger
 from kheaders._settings import config_bool
@@ -182,7 +182,7 @@ class AIOConsumer(AsyncClosing):
                 items.extend(sync.consume(num, 0))
         except DeserializationError as exc:
             failures.append(exc)
-        while sync._pending:  # what the batch kept back is raised first, one per call
+        while kept_back(sync):  # what the batch kept back is raised first, one per call
             try:
                 sync.consume(1, 0)
             except DeserializationError as exc:
