@@ -157,6 +157,120 @@ def rules(topic: str) -> RoutingTable:
     )
 
 
+def _icount_child(built: int, records: int, with_rules: bool) -> None:
+    """Copy ``records`` of ``built`` records through a Mirror whose clients are fakes (the
+    Python side only): the consumer hands out prebuilt records in batches of 1,000, the producer queues each
+    record's report and serves it at the next ``poll``."""
+    import confluent_kafka
+
+    from kheaders.mirror._setup import Plan
+
+    topic = "bench"
+    messages = [
+        confluent_kafka.Message(
+            topic=topic,
+            partition=i % 2,
+            offset=i // 2,
+            key=b"k%d" % (i % 1000),
+            value=b"v" * 100,
+            headers=[
+                ("traceparent", TRACEPARENT),
+                ("client.id", b"bench"),
+                ("content-type", b"application/octet-stream"),
+                ("kheaders.message.id", b"0" * 16),
+            ],
+            timestamp=(confluent_kafka.TIMESTAMP_CREATE_TIME, 1_700_000_000_000 + i),
+        )
+        for i in range(built)
+    ][:records]
+    report = confluent_kafka.Message(topic=topic + "-routed", partition=0, offset=0)
+    mirror: Any = None
+
+    class FakeConsumer:
+        def __init__(self, _config: object) -> None:
+            self.at = 0
+
+        def subscribe(self, _topics: object, on_assign: Any = None, **_: object) -> None:
+            on_assign(self, [TopicPartition(topic, 0), TopicPartition(topic, 1)])
+
+        def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Any]:
+            batch = messages[self.at : self.at + min(num_messages, 1000)]
+            self.at += len(batch)
+            if not batch:
+                mirror.stop()
+            return batch
+
+        def poll(self, timeout: float = -1) -> None:
+            return None
+
+        def commit(self, **_: object) -> None:
+            return None
+
+        def assignment(self) -> list[TopicPartition]:
+            return []
+
+        def get_watermark_offsets(self, _tp: object, **_: object) -> tuple[int, int]:
+            return 0, records
+
+        def close(self) -> None:
+            return None
+
+    class FakeProducer:
+        def __init__(self, _config: object) -> None:
+            self.queue: list[Any] = []
+
+        def produce(self, *_: object, on_delivery: Any = None, **__: object) -> None:
+            self.queue.append(on_delivery)
+
+        def poll(self, _timeout: float = -1) -> int:
+            queue, self.queue = self.queue, []
+            for callback in queue:
+                callback(None, report)
+            return len(queue)
+
+        def flush(self, _timeout: float = -1) -> int:
+            self.poll(0)
+            return 0
+
+        def purge(self) -> None:
+            self.queue.clear()
+
+        def __len__(self) -> int:
+            return len(self.queue)
+
+    confluent_kafka.Consumer = FakeConsumer  # type: ignore[misc,assignment]
+    confluent_kafka.Producer = FakeProducer  # type: ignore[misc,assignment]
+    table = rules(topic) if with_rules else RoutingTable()
+    found = Plan("bench-a", "bench-b", (topic,), {topic + "-routed": 2, topic: 2}, {})
+    mirror = Mirror("a:9092", "b:9092", [topic], table, max_in_flight=100_000)
+    mirror.check = lambda: setattr(mirror, "plan", found) or found  # type: ignore[method-assign]
+    mirror.run()
+    assert mirror.stats.total("sent") == records, mirror.stats.counts
+
+
+def icount(records: int) -> dict[str, float]:
+    """Instructions per record (callgrind) of a Mirror copying through fake clients, without
+    and with the three rules: the difference between ``records`` records and none."""
+    import re
+    import subprocess
+    import sys
+
+    def count(n: int, with_rules: bool) -> int:
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+        cmd += ["-m", "bench.mirror", "--icount-child", str(records), str(n), str(int(with_rules))]
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+        found = re.search(r"Collected\s*:\s*(\d+)", done.stderr)
+        if done.returncode != 0 or found is None:
+            raise RuntimeError(f"callgrind run failed: {done.stderr[-2000:]}")
+        return int(found.group(1))
+
+    return {
+        name: (count(records, with_rules) - count(0, with_rules)) / records
+        for name, with_rules in (("mirror", False), ("mirror+rules", True))
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the comparison; print the table and the median ratio."""
     parser = argparse.ArgumentParser(prog="python -m bench.mirror", description=__doc__)
@@ -164,7 +278,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    parser.add_argument(
+        "--icount", type=int, metavar="N", help="instructions per record over N fake records"
+    )
+    parser.add_argument("--icount-child", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.icount_child:
+        _icount_child(*args.icount_child[:2], bool(args.icount_child[2]))
+        return 0
+    if args.icount:
+        for name, per_record in icount(args.icount).items():
+            print(f"{name}: {per_record:,.0f} instructions per record")
+        return 0
     a = EmbeddedBroker(cluster_id="bench-a").start()
     b = EmbeddedBroker(cluster_id="bench-b").start()
     samples: dict[str, list[float]] = {"raw": [], "raw-safe": [], "mirror": [], "mirror+rules": []}
