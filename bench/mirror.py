@@ -159,8 +159,8 @@ def rules(topic: str) -> RoutingTable:
 
 def _icount_child(built: int, records: int, with_rules: bool) -> None:
     """Copy ``records`` of ``built`` records through a Mirror whose clients are fakes (the
-    Python side only): the consumer hands out prebuilt records in batches of 1,000, the producer queues each
-    record's report and serves it at the next ``poll``."""
+    Python side only): the consumer hands out prebuilt records in batches of 1,000, the
+    producer queues each record's report and serves it at the next ``poll``."""
     import confluent_kafka
 
     from kheaders.mirror._setup import Plan
@@ -243,7 +243,12 @@ def _icount_child(built: int, records: int, with_rules: bool) -> None:
     table = rules(topic) if with_rules else RoutingTable()
     found = Plan("bench-a", "bench-b", (topic,), {topic + "-routed": 2, topic: 2}, {})
     mirror = Mirror("a:9092", "b:9092", [topic], table, max_in_flight=100_000)
-    mirror.check = lambda: setattr(mirror, "plan", found) or found  # type: ignore[method-assign]
+
+    def check() -> Plan:
+        mirror.plan = found
+        return found
+
+    mirror.check = check
     mirror.run()
     assert mirror.stats.total("sent") == records, mirror.stats.counts
 
@@ -284,7 +289,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--icount-child", nargs=3, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.icount_child:
-        _icount_child(*args.icount_child[:2], bool(args.icount_child[2]))
+        built, copied, with_rules = args.icount_child
+        _icount_child(built, copied, bool(with_rules))
         return 0
     if args.icount:
         for name, per_record in icount(args.icount).items():

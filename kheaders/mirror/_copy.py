@@ -19,6 +19,9 @@ from kheaders.mirror._routes import RoutingTable
 
 HeaderList = list[tuple[str, bytes | None]]
 
+_NONE: dict[str, bytes | None] = {}
+"""No header a rule reads (never written to)."""
+
 LOOP = "loop"
 """The route name of a record that has already been in the target cluster."""
 
@@ -26,13 +29,12 @@ LOOP = "loop"
 class Copier:
     """Decides, for a record read from ``source_id``, what goes to ``target_id``."""
 
-    __slots__ = ("_first_hop", "_origins", "_watch", "source_id", "table", "target_id")
+    __slots__ = ("_first_hop", "_origins", "source_id", "table", "target_id")
 
     def __init__(self, table: RoutingTable, source_id: str, target_id: str) -> None:
         self.table = table
         self.source_id = source_id
         self.target_id = target_id
-        self._watch = table.keys | {HOPS, ORIGIN_CLUSTER}
         self._first_hop = (HOPS, next_hops((), source_id, target_id))
         self._origins: dict[tuple[str, int], HeaderList] = {}
 
@@ -53,19 +55,47 @@ class Copier:
         A record whose hops already hold the target is not sent (route ``loop``).
         Raises RefusedHopsError for a hops header that is malformed or would grow past its limit.
         """
+        if not headers:
+            route, targets = self.table.decide_last(topic, _NONE)
+            return route, targets, self._first_copy(targets, (), topic, partition, offset)
+        found = dict(headers)  # the last value of each key
+        if HOPS in found or ORIGIN_CLUSTER in found:
+            return self._prepare_hopped(topic, partition, offset, headers)
+        keys = self.table.keys
+        last = found if keys and not keys.isdisjoint(found) else _NONE
+        route, targets = self.table.decide_last(topic, last)
+        return route, targets, self._first_copy(targets, headers, topic, partition, offset)
+
+    def _first_copy(
+        self,
+        targets: tuple[str, ...],
+        headers: HeaderList | tuple[()],
+        topic: str,
+        partition: int,
+        offset: int,
+    ) -> HeaderList:
+        """The headers of a record's first hop: its own, then the origin headers and hops."""
+        if not targets:
+            return []
+        return [
+            *headers,
+            *self._origin(topic, partition),
+            (ORIGIN_OFFSET, b"%d" % offset),
+            self._first_hop,
+        ]
+
+    def _prepare_hopped(
+        self, topic: str, partition: int, offset: int, headers: HeaderList
+    ) -> tuple[str, tuple[str, ...], HeaderList]:
+        """As :meth:`prepare`, for a record that holds a hops or origin header already."""
         last: dict[str, bytes | None] = {}
         hop_values: list[bytes | None] = []
-        has_origin = False
-        if headers:
-            watch, keys = self._watch, self.table.keys
-            for key, value in headers:
-                if key in watch:
-                    if key == HOPS:
-                        hop_values.append(value)
-                    elif key == ORIGIN_CLUSTER:
-                        has_origin = True
-                    if key in keys:
-                        last[key] = value
+        keys = self.table.keys
+        for key, value in headers:
+            if key == HOPS:
+                hop_values.append(value)
+            if key in keys:
+                last[key] = value
         hops = read_hops(hop_values) if hop_values else ()
         if hops and self.target_id in hops:
             return LOOP, (), []
@@ -74,16 +104,9 @@ class Copier:
             return route, (), []
         if hop_values:
             hops_value = next_hops(hops, self.source_id, self.target_id)
-            out = [(HOPS, hops_value) if k == HOPS else (k, v) for k, v in headers or ()]
-        elif has_origin:
-            out = [*(headers or ()), self._first_hop]
-        else:
-            out = [
-                *(headers or ()),
-                *self._origin(topic, partition),
-                (ORIGIN_OFFSET, b"%d" % offset),
-                self._first_hop,
-            ]
+            out = [(HOPS, hops_value) if k == HOPS else (k, v) for k, v in headers]
+        else:  # the origin headers are there (an earlier mirror without hops): kept
+            out = [*headers, self._first_hop]
         return route, targets, out
 
 

@@ -9,38 +9,33 @@ and null values kept. Header reads still go through kheaders' guard (``message_h
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import confluent_kafka
-from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka import KafkaException, TopicPartition
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
-from kheaders._model.received import HEADER_FAILURES, call_headers, unreadable_headers
 from kheaders.mirror import _metrics
-from kheaders.mirror._copy import Copier, HeaderList, RefusedHopsError
-from kheaders.mirror._deadletters import REFUSED, TOO_LARGE, DeadLetters
+from kheaders.mirror._copy import Copier
+from kheaders.mirror._deadletters import DeadLetters
 from kheaders.mirror._metrics import MirrorStats
 from kheaders.mirror._routes import SAME_TOPIC, Route, RoutingTable
+from kheaders.mirror._sender import Sender
 from kheaders.mirror._setup import ClusterConfig, Plan, client_config, plan
-from kheaders.mirror._tracing import link_record, start_batch_span, tracer_of
-from kheaders.mirror._tracker import PartitionTrack, Pending
+from kheaders.mirror._tracing import tracer_of
 
 _log = get_logger("kheaders.mirror")
 
 PARTITIONING = ("same", "key")
-LINKS_PER_SPAN = 128
-"""Records per batch span when tracing records (OpenTelemetry SDK's default link limit)."""
 _KEEP_ALIVE = 5.0
 """Seconds of back-pressure after which the consumer is paused and polled (its group
 membership needs a poll within ``max.poll.interval.ms``); shorter waits read nothing."""
-_NO_TIMESTAMP = confluent_kafka.TIMESTAMP_NOT_AVAILABLE
 
 TARGET_DEFAULTS: dict[str, Any] = {
     "partitioner": "murmur2_random",
@@ -115,23 +110,19 @@ class Mirror:
         self.stats = MirrorStats()
         """Counts by route and outcome, lag by source partition (see ``_metrics``)."""
         self.plan: Plan | None = None
-        self._in_flight = 0
         self.max_seen_in_flight = 0
-        self._tracks: dict[tuple[str, int], PartitionTrack] = {}
         self._committed: dict[tuple[str, int], int] = {}
-        self._partitions: dict[tuple[str, int], int] = {}
-        self._retries: list[tuple[Pending, str, int, HeaderList]] = []
         self._dead = DeadLetters(self._dead_letter_topic_of, group_id, self.stats)
         self._stop = threading.Event()
         self._consumer: Any = None
         self._assigned = False
-        self._fatal: KafkaError | None = None
-        self._producer: Any = None
+        self._sender: Sender | None = None
 
     @property
     def in_flight(self) -> int:
         """Copies and dead letters handed to a producer and not yet acknowledged."""
-        return self._in_flight + self._dead.in_flight
+        sender = self._sender
+        return (0 if sender is None else sender.in_flight) + self._dead.in_flight
 
     def check(self) -> Plan:
         """Check settings, rules and topics against both clusters (see ``_setup.plan``)."""
@@ -172,8 +163,16 @@ class Mirror:
             "enable.auto.offset.store": False,
         }
         self._consumer = confluent_kafka.Consumer(consumer_conf)
-        self._producer = confluent_kafka.Producer(
-            {**self.target, **TARGET_DEFAULTS, **self._producer_config}
+        producer_conf = {**self.target, **TARGET_DEFAULTS, **self._producer_config}
+        self._sender = Sender(
+            found,
+            copier,
+            confluent_kafka.Producer(producer_conf),
+            self._dead,
+            stats=self.stats,
+            tracer=self._tracer,
+            same_partition=self.partitioning == "same",
+            in_order=str(producer_conf.get("enable.idempotence")).lower() in ("true", "1"),
         )
         self._dead.open(
             confluent_kafka.Producer(
@@ -195,23 +194,22 @@ class Mirror:
             on_lost=self._on_lost,
         )
         try:
-            self._loop(copier, idle_timeout)
+            self._loop(self._sender, idle_timeout)
         finally:
             self._close()
 
-    def _loop(self, copier: Copier, idle_timeout: float | None) -> None:
-        # the clients are read from self each time: no frame keeps them alive after close
+    def _loop(self, sender: Sender, idle_timeout: float | None) -> None:
         next_commit = time.monotonic() + self.commit_interval
         last_record = last_read = time.monotonic()
         paused = False
         while not self._stop.is_set():
-            fatal = self._fatal or self._dead.fatal
+            fatal = sender.fatal or self._dead.fatal
             if fatal is not None:
                 raise KafkaException(fatal)
-            self._send_retries()
+            sender.send_retries()
             room = self.max_in_flight - self.in_flight
             if room <= 0:  # back-pressure: wait for acknowledgements, read nothing
-                self._producer.poll(0.05)
+                sender.producer.poll(0.05)
                 self._dead.poll(0)
                 batch = []
                 if time.monotonic() - last_read > _KEEP_ALIVE:
@@ -229,9 +227,11 @@ class Mirror:
                 last_read = time.monotonic()
             if batch or not self._assigned:
                 last_record = time.monotonic()
-                self._copy_batch(copier, batch)
-            self._producer.poll(0)
+                sender.copy_batch(batch)
+                self.max_seen_in_flight = max(self.max_seen_in_flight, self.in_flight)
+            sender.producer.poll(0)
             self._dead.poll(0)
+            sender.count_acknowledged()
             now = time.monotonic()
             if now >= next_commit:
                 self._commit(asynchronous=False)
@@ -244,137 +244,15 @@ class Mirror:
             ):
                 return
 
-    def _copy_batch(self, copier: Copier, batch: list[Message]) -> None:
-        plan_ = self.plan
-        assert plan_ is not None
-        start = 0
-        while start < len(batch):
-            chunk = batch[start:]
-            span = start_batch_span(self._tracer, plan_.source_id, plan_.target_id, chunk)
-            recording = span.is_recording()
-            if recording:  # an SDK keeps 128 links per span by default: a span per 128
-                chunk = chunk[:LINKS_PER_SPAN]
-                span.set_attribute("messaging.batch.message_count", len(chunk))
-            start += len(chunk)
-            try:
-                for msg in chunk:
-                    error = msg.error()
-                    if error is not None:
-                        if error.fatal():
-                            raise KafkaException(error)
-                        _log.warning("mirror.consume_error", error=str(error))
-                        continue
-                    self._copy(copier, msg, span if recording else None)
-            finally:
-                span.end()
-        self.max_seen_in_flight = max(self.max_seen_in_flight, self.in_flight)
-
-    def _copy(self, copier: Copier, msg: Message, span: Any) -> None:
-        topic: str = msg.topic()  # type: ignore[assignment]
-        partition: int = msg.partition()  # type: ignore[assignment]
-        offset: int = msg.offset()  # type: ignore[assignment]
-        track = self._tracks.get((topic, partition))
-        if track is None:
-            track = self._tracks[(topic, partition)] = PartitionTrack()
-        track.position = offset + 1
-        try:
-            headers = call_headers(msg)
-        except HEADER_FAILURES as exc:
-            unreadable_headers(msg, exc)
-            refused = Pending(track, offset, msg, "-", 1)
-            track.add(refused)
-            self._dead.send(refused, "a header key is not UTF-8: the target client cannot carry it")
-            return
-        if span is not None and headers:
-            link_record(span, msg, headers)
-        try:
-            route, targets, out = copier.prepare(topic, partition, offset, headers)
-        except RefusedHopsError as exc:
-            refused = Pending(track, offset, msg, "-", 1)
-            track.add(refused)
-            self._dead.send(refused, str(exc))
-            return
-        pending = Pending(track, offset, msg, route, len(targets))
-        track.add(pending)
-        if not targets:
-            self.stats.add(route, _metrics.LOOPED if route == "loop" else _metrics.DROPPED, topic)
-            return
-        for target in targets:
-            self._send(pending, target, out)
-
-    def _target_partition(self, target: str, partition: int) -> int:
-        """The partition to write: the source's number where the target has it (``same``),
-        else -1 (the partitioner: murmur2 of the key)."""
-        found = self._partitions.get((target, partition))
-        if found is None:
-            plan_ = self.plan
-            assert plan_ is not None
-            same = self.partitioning == "same"
-            found = partition if same and partition < plan_.target_partitions.get(target, 0) else -1
-            self._partitions[(target, partition)] = found
-        return found
-
-    def _send(self, pending: Pending, target: str, out: HeaderList) -> None:
-        msg = pending.message
-        ts_type, ts = msg.timestamp()
-        delivered = functools.partial(self._delivered, pending, target, out)
-        partition = self._target_partition(target, msg.partition())
-        while True:
-            try:
-                self._producer.produce(
-                    target,
-                    msg.value(),
-                    msg.key(),
-                    partition,
-                    on_delivery=delivered,
-                    timestamp=ts if ts_type != _NO_TIMESTAMP else 0,
-                    headers=out,
-                )
-            except BufferError:
-                self._producer.poll(0.1)
-                continue
-            except KafkaException as exc:
-                code = exc.args[0].code()
-                if code not in TOO_LARGE:
-                    raise
-                self._dead.send(pending, f"over the target's size limit (to {target!r})")
-                return
-            self._in_flight += 1
-            return
-
-    def _delivered(
-        self, pending: Pending, target: str, out: HeaderList, error: Any, _msg: Any
-    ) -> None:
-        self._in_flight -= 1
-        if error is None:
-            key = (pending.route, _metrics.SENT, pending.message.topic(), target)
-            counts = self.stats.counts
-            counts[key] = counts.get(key, 0) + 1
-            pending.remaining -= 1
-            if not pending.remaining:
-                pending.track.advance()
-            return
-        source = pending.message.topic() or ""
-        if error.fatal():  # the producer is unusable: stop, committing nothing past it
-            self._fatal = error
-        elif error.code() in REFUSED:
-            self._dead.send(pending, f"the target refused it ({error.name()}, to {target!r})")
-        else:  # the target had a problem, not the record: send it again
-            self.stats.add(pending.route, _metrics.RETRIED, source, target)
-            self._retries.append((pending, target, 0, out))
-
     def _dead_letter_topic_of(self, source_topic: str) -> str:
         found = self.plan.dead_letter.get(source_topic) if self.plan is not None else None
         return found or self.dead_letter_topic.replace(SAME_TOPIC, source_topic)
 
-    def _send_retries(self) -> None:
-        retries, self._retries = self._retries, []
-        for pending, target, _, out in retries:
-            self._send(pending, target, out)
-
     def _commit(self, *, asynchronous: bool, only: set[tuple[str, int]] | None = None) -> None:
+        sender = self._sender
+        assert sender is not None
         offsets = []
-        for (topic, partition), track in self._tracks.items():
+        for (topic, partition), track in sender.tracks.items():
             if only is not None and (topic, partition) not in only:
                 continue
             upto = track.to_commit()
@@ -388,11 +266,12 @@ class Mirror:
             _log.warning("mirror.commit_failed", error=str(exc))
             return
         for tp in offsets:
-            self._tracks[(tp.topic, tp.partition)].committed = tp.offset
+            sender.tracks[(tp.topic, tp.partition)].committed = tp.offset
             self._committed[(tp.topic, tp.partition)] = tp.offset
 
     def _measure_lag(self) -> None:
-        for (topic, partition), track in list(self._tracks.items()):
+        assert self._sender is not None
+        for (topic, partition), track in list(self._sender.tracks.items()):
             try:
                 _, high = self._consumer.get_watermark_offsets(
                     TopicPartition(topic, partition), timeout=0.5, cached=True
@@ -403,15 +282,18 @@ class Mirror:
                 self.stats.lag[(topic, partition)] = max(0, high - track.position)
 
     def _drain(self, deadline: float) -> None:
+        sender = self._sender
+        assert sender is not None
         while (
-            (self.in_flight or self._retries)
-            and self._fatal is None
+            (self.in_flight or sender.retries)
+            and sender.fatal is None
             and self._dead.fatal is None
             and time.monotonic() < deadline
         ):
-            self._send_retries()
-            self._producer.poll(0.05)
+            sender.send_retries()
+            sender.producer.poll(0.05)
             self._dead.poll(0.0)
+        sender.count_acknowledged()
 
     def _on_assign(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
         self._assigned = bool(partitions)
@@ -420,16 +302,17 @@ class Mirror:
         self._drain(time.monotonic() + self.drain_timeout)
         revoked = {(tp.topic, tp.partition) for tp in partitions}
         self._commit(asynchronous=False, only=revoked)
-        for key in revoked:
-            self._tracks.pop(key, None)
+        if self._sender is not None:
+            self._sender.forget(revoked)
 
     def _on_lost(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
-        for tp in partitions:
-            self._tracks.pop((tp.topic, tp.partition), None)
+        if self._sender is not None:
+            self._sender.forget({(tp.topic, tp.partition) for tp in partitions})
 
     def _close(self) -> None:
+        sender = self._sender
         try:
-            if self._producer is not None:
+            if sender is not None:
                 self._drain(time.monotonic() + self.drain_timeout)
                 if self._consumer is not None:
                     self._commit(asynchronous=False)
@@ -437,8 +320,9 @@ class Mirror:
             if self._consumer is not None:
                 self._consumer.close()
             self._consumer = None
-            if self._producer is not None:  # what is still queued was not committed: re-sent
-                self._producer.purge()
-                self._producer.flush(1.0)
-            self._producer = None
+            if sender is not None:  # what is still queued was not committed: re-sent
+                sender.producer.purge()
+                sender.producer.flush(1.0)
+                sender.count_acknowledged()
+                sender.producer = None
             self._dead.close()

@@ -248,7 +248,8 @@ class RoutingTable:
     def decide_last(
         self, topic: str, last: Mapping[str, bytes | None]
     ) -> tuple[str, tuple[str, ...]]:
-        """As :meth:`decide`, given the last value of each header in :attr:`keys` present."""
+        """As :meth:`decide`, given the last value of each header in :attr:`keys` present
+        (other keys in ``last`` are ignored; an empty ``last``: none of them present)."""
         if not last:
             found = self._unmatched.get(topic)
             if found is not None:
