@@ -30,6 +30,8 @@ SAME_TOPIC = "{topic}"
 _PRESENT = "present"
 _ABSENT = "absent"
 _ANY_OF = "any of"
+_MISSING = object()
+"""The value of a header a record does not hold (equal to no value of a rule)."""
 
 
 @dataclass(frozen=True)
@@ -37,13 +39,6 @@ class _Test:
     key: str
     kind: str
     values: frozenset[bytes] = frozenset()
-
-    def holds(self, last: Mapping[str, bytes | None], present: bool) -> bool:
-        if self.kind == _PRESENT:
-            return present
-        if self.kind == _ABSENT:
-            return not present
-        return present and last[self.key] in self.values
 
     def within(self, other: _Test) -> bool:
         """Whatever satisfies this test satisfies ``other`` (same key)."""
@@ -189,6 +184,11 @@ class RoutingTable:
                         f"routing rule {later.name!r} can never match: rule {earlier.name!r}"
                         " before it matches every record it would"
                     )
+        self._checks = tuple(
+            (i, r.topics, tuple((t.key, t.kind, t.values) for t in r.tests))
+            for i, r in enumerate(self._rules)
+        )
+        """Each rule's place, topics and tests as plain tuples (what :meth:`decide_last` reads)."""
         self.keys = frozenset(t.key for r in self._rules for t in r.tests)
         """Every header key a rule reads."""
         self._cache: dict[tuple[int, str], tuple[str, ...]] = {}
@@ -255,10 +255,16 @@ class RoutingTable:
             if found is not None:
                 return found
         index = len(self._rules)
-        for i, rule in enumerate(self._rules):
-            if (rule.topics is None or topic in rule.topics) and all(
-                t.holds(last, t.key in last) for t in rule.tests
-            ):
+        for i, topics, tests in self._checks:
+            if topics is not None and topic not in topics:
+                continue
+            for key, kind, values in tests:
+                if kind is _ANY_OF:
+                    if last.get(key, _MISSING) not in values:
+                        break
+                elif (key in last) != (kind is _PRESENT):
+                    break
+            else:
                 index = i
                 break
         rule = self._rules[index] if index < len(self._rules) else self._default

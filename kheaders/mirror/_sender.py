@@ -126,16 +126,31 @@ class Sender:
             self.stats.add(route, _metrics.LOOPED if route == LOOP else _metrics.DROPPED, topic)
             return
         streams = self.streams
+        produce = self.producer.produce
+        ts_type, ts = msg.timestamp()
+        value, key = msg.value(), msg.key()
         for target in targets:
             stream = streams.get((topic, partition, route, target))
             if stream is None:
                 stream = self._stream(track, topic, partition, route, target)
             if stream is None:
                 self._send_own(self._hold(track, msg, route), target, out)
-            elif self._produce(msg, target, stream.target_partition, stream.delivered, out):
-                stream.queue.append(msg)
-            else:
-                self.dead.send(self._hold(track, msg, route), _too_large(target))
+                continue
+            try:  # the common case inline; a full queue or a refusal: _produce
+                produce(
+                    target,
+                    value,
+                    key,
+                    stream.target_partition,
+                    on_delivery=stream.delivered,
+                    timestamp=ts if ts_type != _NO_TIMESTAMP else 0,
+                    headers=out,
+                )
+            except (BufferError, KafkaException):
+                if not self._produce(msg, target, stream.target_partition, stream.delivered, out):
+                    self.dead.send(self._hold(track, msg, route), _too_large(target))
+                    continue
+            stream.queue.append(msg)
 
     def _stream(
         self, track: PartitionTrack, topic: str, partition: int, route: str, target: str
