@@ -72,7 +72,8 @@ class Sender:
     @property
     def in_flight(self) -> int:
         """Copies handed to the target producer and not yet acknowledged."""
-        return self.own_in_flight + sum(len(s.queue) for s in self.streams.values())
+        streams = tuple(self.streams.values())  # one C call: safe from another thread
+        return self.own_in_flight + sum(len(s.queue) for s in streams)
 
     def copy_batch(self, batch: list[Message]) -> None:
         """Copy each record of ``batch`` (a consume error is logged; a fatal one raised)."""
