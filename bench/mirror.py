@@ -13,7 +13,12 @@ partition, headers=msg.headers(), timestamp=...)`` per record, no delivery callb
 offset commits, ``flush()`` at the end. The Mirror also routes, stamps provenance, tracks
 each record's acknowledgement and commits offsets; ``raw-safe`` is the raw loop with what
 at-least-once needs at the least (idempotent producer, a delivery callback per record, a
-commit a second), to show which share of the gap is the guarantee and which is the Mirror.
+commit a second), to show which share of the gap is the guarantee and which is the Mirror;
+``raw-idempotent`` is the raw loop with the idempotent producer only (no callbacks, no
+commits): the share of the producer's idempotence.
+
+``--icount N`` counts instead, under callgrind, the instructions per record of the Mirror's
+Python side (fake clients; stable where wall-clock ratios on a busy machine are not).
 """
 
 from __future__ import annotations
@@ -60,19 +65,28 @@ def produce(bootstrap: str, topic: str, records: int) -> None:
 
 
 def raw_copy(
-    source: str, target: str, topic: str, out_topic: str, records: int, *, safe: bool = False
+    source: str,
+    target: str,
+    topic: str,
+    out_topic: str,
+    records: int,
+    *,
+    safe: bool = False,
+    idempotent: bool = False,
 ) -> float:
     """Seconds for the raw loop to copy ``records`` records (first read to last delivered).
 
     ``safe``: what at-least-once needs at the least, still raw: an idempotent producer that
     never gives up, a delivery callback per record, a synchronous commit a second.
+    ``idempotent``: that producer only.
     """
     consumer = Consumer(
         {"bootstrap.servers": source, "group.id": "bench-raw", "enable.auto.commit": False}
     )
     meta = consumer.list_topics(topic, timeout=10).topics[topic]
     consumer.assign([TopicPartition(topic, p, 0) for p in meta.partitions])
-    extra = {"enable.idempotence": True, "message.timeout.ms": 0} if safe else {}
+    idempotence = {"enable.idempotence": True, "message.timeout.ms": 0}
+    extra = idempotence if safe or idempotent else {}
     producer = Producer({"bootstrap.servers": target, **PRODUCER, **extra})
     produce_ = producer.produce
     acknowledged = [0]
@@ -298,19 +312,23 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     a = EmbeddedBroker(cluster_id="bench-a").start()
     b = EmbeddedBroker(cluster_id="bench-b").start()
-    samples: dict[str, list[float]] = {"raw": [], "raw-safe": [], "mirror": [], "mirror+rules": []}
-    ratios: dict[str, list[float]] = {"raw-safe": [], "mirror": [], "mirror+rules": []}
+    names = ("raw", "raw-idempotent", "raw-safe", "mirror", "mirror+rules")
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    ratios: dict[str, list[float]] = {name: [] for name in names[1:]}
     try:
         for round_ in range(args.rounds):
             topic = f"bench-mirror-{uuid.uuid4().hex[:8]}"
             create_topic(a.bootstrap, topic, partitions=args.partitions)
             create_topic(a.bootstrap, topic + ".dlt")
-            for suffix in ("", "-raw", "-safe", "-routed"):
+            for suffix in ("", "-raw", "-idempotent", "-safe", "-routed"):
                 create_topic(b.bootstrap, topic + suffix, partitions=args.partitions)
             produce(a.bootstrap, topic, args.records)
             runs = {
                 "raw": lambda t=topic: raw_copy(
                     a.bootstrap, b.bootstrap, t, t + "-raw", args.records
+                ),
+                "raw-idempotent": lambda t=topic: raw_copy(
+                    a.bootstrap, b.bootstrap, t, t + "-idempotent", args.records, idempotent=True
                 ),
                 "raw-safe": lambda t=topic: raw_copy(
                     a.bootstrap, b.bootstrap, t, t + "-safe", args.records, safe=True
