@@ -42,6 +42,9 @@ from kheaders.mirror import Mirror, Route, RoutingTable, uuid7_bytes
 ROOT = Path(__file__).resolve().parents[1]
 TRACEPARENT = b"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 PRODUCER = {"linger.ms": 5, "queue.buffering.max.messages": 2_000_000}
+IN_FLIGHT_1 = {"enable.idempotence": False, "max.in.flight.requests.per.connection": 1}
+"""A target producer that keeps order across retries without idempotence (retries may write
+duplicates, which the message id shows)."""
 
 
 def produce(bootstrap: str, topic: str, records: int) -> None:
@@ -134,7 +137,14 @@ def raw_copy(
     return elapsed
 
 
-def mirror_copy(source: str, target: str, topic: str, table: RoutingTable, records: int) -> float:
+def mirror_copy(
+    source: str,
+    target: str,
+    topic: str,
+    table: RoutingTable,
+    records: int,
+    producer_config: dict[str, Any] | None = None,
+) -> float:
     """Seconds for a Mirror to copy ``records`` records (first acknowledged to last)."""
     mirror = Mirror(
         source,
@@ -143,7 +153,7 @@ def mirror_copy(source: str, target: str, topic: str, table: RoutingTable, recor
         table,
         group_id=f"bench-{uuid.uuid4().hex[:6]}",
         consumer_config={"session.timeout.ms": 6000, "heartbeat.interval.ms": 500},
-        producer_config=PRODUCER,
+        producer_config={**PRODUCER, **(producer_config or {})},
         max_in_flight=100_000,
     )
     thread = threading.Thread(target=mirror.run, daemon=True)
@@ -312,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     a = EmbeddedBroker(cluster_id="bench-a").start()
     b = EmbeddedBroker(cluster_id="bench-b").start()
-    names = ("raw", "raw-idempotent", "raw-safe", "mirror", "mirror+rules")
+    names = ("raw", "raw-idempotent", "raw-safe", "mirror", "mirror+rules", "mirror-in-flight-1")
     samples: dict[str, list[float]] = {name: [] for name in names}
     ratios: dict[str, list[float]] = {name: [] for name in names[1:]}
     try:
@@ -320,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
             topic = f"bench-mirror-{uuid.uuid4().hex[:8]}"
             create_topic(a.bootstrap, topic, partitions=args.partitions)
             create_topic(a.bootstrap, topic + ".dlt")
-            for suffix in ("", "-raw", "-idempotent", "-safe", "-routed"):
+            for suffix in ("", "-raw", "-idempotent", "-safe", "-routed", "-one"):
                 create_topic(b.bootstrap, topic + suffix, partitions=args.partitions)
             produce(a.bootstrap, topic, args.records)
             runs = {
@@ -338,6 +348,14 @@ def main(argv: list[str] | None = None) -> int:
                 ),
                 "mirror+rules": lambda t=topic: mirror_copy(
                     a.bootstrap, b.bootstrap, t, rules(t), args.records
+                ),
+                "mirror-in-flight-1": lambda t=topic: mirror_copy(
+                    a.bootstrap,
+                    b.bootstrap,
+                    t,
+                    RoutingTable(default="{topic}-one"),
+                    args.records,
+                    IN_FLIGHT_1,
                 ),
             }
             order = list(runs) if round_ % 2 == 0 else list(reversed(runs))

@@ -47,6 +47,14 @@ TARGET_DEFAULTS: dict[str, Any] = {
 no giving up (a target that is down holds records, the mirror stops reading)."""
 
 
+def reports_in_order(config: Mapping[str, Any]) -> bool:
+    """Whether a producer with ``config`` reports a partition's records in produce order, even
+    across retries: idempotent, or one request in flight at a time."""
+    idempotent = str(config.get("enable.idempotence", False)).lower() in ("true", "1")
+    one_at_a_time = int(config.get("max.in.flight.requests.per.connection", 1_000_000)) <= 1
+    return idempotent or one_at_a_time
+
+
 class Mirror:
     """Copies ``topics`` (names, or one ``^regex``) from ``source`` to ``target``.
 
@@ -172,7 +180,7 @@ class Mirror:
             stats=self.stats,
             tracer=self._tracer,
             same_partition=self.partitioning == "same",
-            in_order=str(producer_conf.get("enable.idempotence")).lower() in ("true", "1"),
+            in_order=reports_in_order(producer_conf),
         )
         self._dead.open(
             confluent_kafka.Producer(

@@ -164,3 +164,22 @@ def test_a_partition_the_target_lacks_goes_by_key_and_records_dropped_count_as_d
     assert upto(sender, 3) == 0
     producer.report()
     assert upto(sender, 3) == 2  # the dropped record does not hold the commit point
+
+
+@pytest.mark.parametrize(
+    ("config", "in_order"),
+    [
+        ({"enable.idempotence": True}, True),
+        ({"enable.idempotence": "true"}, True),
+        ({"enable.idempotence": False}, False),
+        ({"enable.idempotence": False, "max.in.flight.requests.per.connection": 1}, True),
+        ({"max.in.flight.requests.per.connection": "5"}, False),
+        ({}, False),
+    ],
+)
+def test_streams_only_for_a_producer_that_reports_in_order(
+    config: dict[str, object], in_order: bool
+) -> None:
+    from kheaders.mirror._mirror import reports_in_order
+
+    assert reports_in_order(config) is in_order
