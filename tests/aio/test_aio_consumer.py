@@ -90,7 +90,7 @@ async def test_async_for_yields_records_and_ends_when_closed(
         await asyncio.sleep(0.01)
     await asyncio.sleep(0.2)  # the loop is now waiting for more
     await consumer.close()
-    await asyncio.wait_for(task, 2)  # ended by close, without an exception
+    await asyncio.wait_for(task, 10)  # ended by close, without an exception (10 s: a hang)
     assert seen == [b"%d" % i for i in range(30)]
     await consumer.close()  # idempotent
     with pytest.raises(RuntimeError, match="closed"):

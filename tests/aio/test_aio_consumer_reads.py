@@ -252,9 +252,18 @@ async def test_handed_records_are_stored_before_the_loop_s_next_turn(
         async for msg in consumer:  # reads ahead up to 500 records
             if msg.offset() == 9:
                 break
-        await asyncio.sleep(1.0)  # a few auto-commits
-        committed = await consumer.committed([TopicPartition(topic, 0)], 10)
+        # auto-commit runs every 0.1 s once the coordinator is known: wait for it (a busy
+        # machine may take more than a second), never past what reached the application
+        tp = [TopicPartition(topic, 0)]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        committed = await consumer.committed(tp, 10)
+        while committed[0].offset < 10 and loop.time() < deadline:
+            await asyncio.sleep(0.1)
+            committed = await consumer.committed(tp, 10)
         assert committed[0].offset == 10
+        await asyncio.sleep(0.5)  # more auto-commits: still none of the records read ahead
+        assert (await consumer.committed(tp, 10))[0].offset == 10
 
 
 @pytest.mark.timeout(120)
