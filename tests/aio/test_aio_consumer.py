@@ -66,7 +66,7 @@ async def test_poll_and_consume_raise_deserialization_error_for_that_record_only
     batch = await consumer.consume(10, 10)
     assert [m.value() for m in batch] == [{"a": 1}]
     with pytest.raises(DeserializationError) as info:
-        await consumer.consume(10, 0.5)
+        await consumer.consume(10, 10)  # raises as soon as offset 4 is there
     assert info.value.message.offset() == 4
     assert [m.value() for m in await consumer.consume(10, 10)] == [{"a": 3}]
     assert await consumer.poll(0.3) is None
