@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -110,3 +112,21 @@ async def produced_in_flight(
     ]
     gc.collect()
     return (len(gc.get_objects()) - before) / n, futures
+
+
+def work_of(seconds: float) -> Callable[[], None]:
+    """The application's own work per record: ``seconds`` of wall time spent on the loop
+    thread without awaiting (a spin on the clock: the same on a fast machine and a busy one,
+    so the read lasts long enough to count the loop's turns)."""
+
+    def work() -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    return work
+
+
+def longest_span(marks: list[int], count: int) -> int:
+    """The most records handled between two turns of the loop (read start and end included)."""
+    return max(b - a for a, b in itertools.pairwise([0, *marks, count]))

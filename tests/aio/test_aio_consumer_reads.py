@@ -5,10 +5,8 @@ the worker thread, rebalance callbacks included while records flow."""
 from __future__ import annotations
 
 import asyncio
-import itertools
 import logging
 import threading
-import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -20,7 +18,7 @@ from kheaders import Headers, JsonDeserializer
 from kheaders.aio import AIOConsumer, AIOProducer
 from kheaders.aio import _consumer as consumer_module
 from kheaders.broker import fast_consumer_config
-from tests.aio.conftest import OpenConsumer, read_all
+from tests.aio.conftest import OpenConsumer, longest_span, read_all, work_of
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -168,19 +166,6 @@ async def test_what_a_handed_on_callback_raises_is_raised_by_a_later_read(
         await read_on()
 
 
-def _work_of(seconds: float) -> Callable[[], None]:
-    """The application's own work per record: ``seconds`` of wall time spent on the loop
-    thread without awaiting (a spin on the clock: the same on a fast machine and a busy one,
-    so the read lasts long enough to count the loop's turns)."""
-
-    def work() -> None:
-        end = time.perf_counter() + seconds
-        while time.perf_counter() < end:
-            pass
-
-    return work
-
-
 async def _turns_while_reading(
     consumer: AIOConsumer, how: str, count: int, work: Callable[[], None]
 ) -> list[int]:
@@ -216,11 +201,6 @@ async def _turns_while_reading(
     return [m for m in marks if 0 < m < done]
 
 
-def _longest_span(marks: list[int], count: int) -> int:
-    """The most records handled between two turns of the loop (read start and end included)."""
-    return max(b - a for a, b in itertools.pairwise([0, *marks, count]))
-
-
 TICK_RECORDS = 20_000
 WORK_PER_RECORD = 50e-6
 """20,000 records of 50 µs each: at least 1 s of reading, about 100 ticks of 10 ms."""
@@ -237,9 +217,9 @@ async def test_ticker_keeps_ticking_while_held_records_are_read_on_the_loop(
     await _fill(producer, topic, TICK_RECORDS + 1)
     consumer = await open_consumer(topic)
     await _held(consumer)
-    marks = await _turns_while_reading(consumer, how, TICK_RECORDS, _work_of(WORK_PER_RECORD))
+    marks = await _turns_while_reading(consumer, how, TICK_RECORDS, work_of(WORK_PER_RECORD))
     assert len(marks) >= 9, f"the ticker ran {len(marks)} times in {TICK_RECORDS} records"
-    assert _longest_span(marks, TICK_RECORDS) <= TICK_RECORDS // 10, marks
+    assert longest_span(marks, TICK_RECORDS) <= TICK_RECORDS // 10, marks
 
 
 async def test_the_ticker_measure_fails_when_the_loop_gets_no_turn(
@@ -252,8 +232,8 @@ async def test_the_ticker_measure_fails_when_the_loop_gets_no_turn(
     consumer = await open_consumer(topic)
     await _held(consumer)
     monkeypatch.setattr(consumer_module, "TURN_AFTER", 3600.0)
-    marks = await _turns_while_reading(consumer, "async for", count, _work_of(WORK_PER_RECORD))
-    assert _longest_span(marks, count) > count // 10, marks
+    marks = await _turns_while_reading(consumer, "async for", count, work_of(WORK_PER_RECORD))
+    assert longest_span(marks, count) > count // 10, marks
 
 
 async def test_handed_records_are_stored_before_the_loop_s_next_turn(
@@ -272,9 +252,18 @@ async def test_handed_records_are_stored_before_the_loop_s_next_turn(
         async for msg in consumer:  # reads ahead up to 500 records
             if msg.offset() == 9:
                 break
-        await asyncio.sleep(1.0)  # a few auto-commits
-        committed = await consumer.committed([TopicPartition(topic, 0)], 10)
+        # auto-commit runs every 0.1 s once the coordinator is known: wait for it (a busy
+        # machine may take more than a second), never past what reached the application
+        tp = [TopicPartition(topic, 0)]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + 30
+        committed = await consumer.committed(tp, 10)
+        while committed[0].offset < 10 and loop.time() < deadline:
+            await asyncio.sleep(0.1)
+            committed = await consumer.committed(tp, 10)
         assert committed[0].offset == 10
+        await asyncio.sleep(0.5)  # more auto-commits: still none of the records read ahead
+        assert (await consumer.committed(tp, 10))[0].offset == 10
 
 
 @pytest.mark.timeout(120)

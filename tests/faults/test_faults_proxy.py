@@ -121,8 +121,10 @@ def test_proxy_cut_resets_open_connections(echo_proxy: FaultProxy) -> None:
 
 def test_proxy_stall_holds_bytes_then_delivers_them(echo_proxy: FaultProxy) -> None:
     with socket.create_connection(("127.0.0.1", echo_proxy.port), timeout=5) as sock:
-        echo_proxy.stall(400)
-        time.sleep(0.05)
+        # 2 s: the 0.15 s read below falls inside it even on a busy machine; the stall is
+        # applied on the proxy's own thread, so wait until it is (not a fixed sleep)
+        echo_proxy.stall(2000)
+        assert wait_until(lambda: echo_proxy.stats.stalls == 1, 10)
         sock.sendall(b"held")
         sock.settimeout(0.15)
         with pytest.raises(TimeoutError):

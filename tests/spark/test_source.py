@@ -384,7 +384,8 @@ def test_unreachable_bootstrap_is_named_within_the_time_bound_and_stderr_stays_q
             reader.topic_partitions(strict=True)
     finally:
         reader.close()
-    assert time.monotonic() - started < 10
+    # the 1.5 s bound, not the 30 s default: 20 s tells them apart on a busy machine too
+    assert time.monotonic() - started < 20
     message = str(caught.value)
     assert "'127.0.0.1:1'" in message
     assert "kafka.default.api.timeout.ms" in message
