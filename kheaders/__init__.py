@@ -31,6 +31,7 @@ from kheaders._errors import (
     ProcessingError,
     ReadOnlyHeadersError,
     SerializationError,
+    UnmirrorableRecordError,
 )
 from kheaders._model.headers import Header, Headers, HeaderTypes, HeaderValue
 from kheaders._model.limits import HeaderLimits
@@ -142,6 +143,7 @@ __all__ = [
     "ToConfluentDeserializer",
     "ToConfluentSerializer",
     "TraceParent",
+    "UnmirrorableRecordError",
     "ValueCodec",
     "__version__",
     "config_bool",

@@ -82,7 +82,7 @@ def test_bad_records_are_dead_lettered_on_the_source_with_their_reason(
     assert [m.value() for m in dead] == [None if len(r[0]) > 15_000 else r[0] for r in bad]
     for msg, (_, headers, reason) in zip(dead, bad, strict=True):
         found = dict(msg.headers())
-        assert found["kheaders.dlt.error.type"] == b"kheaders._errors.UnmirrorableRecordError"
+        assert found["kheaders.dlt.error.type"] == b"kheaders.UnmirrorableRecordError"
         assert reason is not None
         assert reason.encode() in found["kheaders.dlt.error.message"]
         assert found["kheaders.dlt.original.topic"] == topic.encode()
