@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+# first: decides between the compiled core and its Python before any of its modules loads
+from kheaders._compiled import COMPILED  # isort: skip
 from kheaders._client.chain import (
     Closeable,
     Configurable,
@@ -81,6 +83,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BOOL",
+    "COMPILED",
     "CONTENT_TYPE",
     "JSON",
     "LONG",

@@ -54,7 +54,6 @@ _cache: dict[bytes, TraceParent] = {}
 """Parsed values by their exact bytes: the records of one span carry the same
 ``traceparent``, and a consumer meets them close together. Emptied when full. Only valid
 values are kept, so a hit returns what parsing returns."""
-_cache_get = _cache.get
 _ABSENT = object()
 
 _MAX_MEMBERS = 32
@@ -127,7 +126,7 @@ def _parse55(value: bytes) -> TraceParent | None:
     version, high, low, parent, flags = _FIELDS(unhexlify(value.replace(b"-", b"")))
     if version == 0xFF or not (high or low) or not parent:
         return None
-    # tuple.__new__ skips the NamedTuple constructor's Python-level frame
+    # tuple.__new__: a NamedTuple's own constructor is Python code, compiled core or not
     tp: TraceParent = _new_tuple(TraceParent, (version, high << 64 | low, parent, flags))
     if len(_cache) >= _CACHE_SIZE:
         _cache.clear()
@@ -146,10 +145,10 @@ def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
     True
     """
     if type(value) is bytes:
-        hit = _cache_get(value)
+        hit = _cache.get(value)
         if hit is not None:
             return hit
-        if len(value) == 55:  # the fast path: a plain version-00 (or later) value
+        if len(value) == 55:  # a plain value: no white space, nothing after the flags
             return _parse55(value)
     text = _text(value)
     if text is None:
@@ -231,13 +230,7 @@ def extract_trace_parent(headers: Headers) -> TraceParent | None:
             if found is not _ABSENT:
                 return None
             found = value
-    if type(found) is bytes:  # parse_traceparent's own steps, without its call
-        hit = _cache_get(found)
-        if hit is not None:
-            return hit
-        if len(found) == 55:
-            return _parse55(found)
-    elif found is _ABSENT:
+    if found is _ABSENT:
         return None
     return parse_traceparent(found)  # type: ignore[arg-type]
 
