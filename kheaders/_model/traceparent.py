@@ -20,9 +20,17 @@ from __future__ import annotations
 import re
 import struct
 from binascii import unhexlify
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kheaders._model.headers import Headers, pairs
+
+if TYPE_CHECKING:
+    from kheaders import _cython as cython
+else:
+    try:  # the compiled core: Cython reads this import itself (pure-Python mode)
+        import cython
+    except ModuleNotFoundError:  # plain Python without Cython installed
+        from kheaders import _cython as cython
 
 TRACEPARENT = "traceparent"
 """The header key of the W3C ``traceparent`` field."""
@@ -32,9 +40,10 @@ TRACESTATE = "tracestate"
 # version-traceid-parentid-flags, lowercase hex only (values other than 55 plain bytes).
 _TRACEPARENT_RE = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
 
-# The common case, exactly 55 bytes as received, is checked by position in one C call:
-# translated, every lowercase hex digit becomes ``x`` and a dash stays a dash (any other
-# byte becomes ``?``), so the value is well-formed exactly when it translates to the template.
+# The common case, exactly 55 bytes as received, is checked by position (compiled: in a loop;
+# plain Python: in one C call): translated, every lowercase hex digit becomes ``x`` and a dash
+# stays a dash (any other byte becomes ``?``), so the value is well-formed exactly when it
+# translates to the template.
 _SHAPE = bytes(
     ord("x") if chr(b) in "0123456789abcdef" else b if b == ord("-") else ord("?")
     for b in range(256)
@@ -54,6 +63,8 @@ _cache: dict[bytes, TraceParent] = {}
 """Parsed values by their exact bytes: the records of one span carry the same
 ``traceparent``, and a consumer meets them close together. Emptied when full. Only valid
 values are kept, so a hit returns what parsing returns."""
+_remembered = _cache.get
+"""The cache's lookup, found once (each ``_cache.get`` makes a bound method, compiled too)."""
 _ABSENT = object()
 
 _MAX_MEMBERS = 32
@@ -121,13 +132,41 @@ def _text(value: object) -> str | None:
 
 def _parse55(value: bytes) -> TraceParent | None:
     """Parse 55 bytes (no white space, nothing after the flags); remember a valid result."""
-    if value.translate(_SHAPE) != _TEMPLATE:
-        return None
-    version, high, low, parent, flags = _FIELDS(unhexlify(value.replace(b"-", b"")))
+    if cython.compiled:  # one pass over the bytes in C, no intermediate object
+        version = high = low = parent = flags = 0
+        for i in range(55):
+            c = value[i]
+            if i in {2, 35, 52}:
+                if c != 0x2D:  # "-"
+                    return None
+                continue
+            if 0x30 <= c <= 0x39:  # 0-9
+                digit = c - 0x30
+            elif 0x61 <= c <= 0x66:  # a-f
+                digit = c - 0x57
+            else:
+                return None
+            if i < 2:
+                version = version << 4 | digit
+            elif i < 19:
+                high = high << 4 | digit
+            elif i < 35:
+                low = low << 4 | digit
+            elif i < 52:
+                parent = parent << 4 | digit
+            else:
+                flags = flags << 4 | digit
+        trace_id = high  # a Python int from here on: 128 bits wide
+        trace_id = trace_id << 64 | low
+    else:  # the same check and fields by C-implemented builtins, for plain Python
+        if value.translate(_SHAPE) != _TEMPLATE:
+            return None
+        version, high, low, parent, flags = _FIELDS(unhexlify(value.replace(b"-", b"")))
+        trace_id = high << 64 | low
     if version == 0xFF or not (high or low) or not parent:
         return None
     # tuple.__new__: a NamedTuple's own constructor is Python code, compiled core or not
-    tp: TraceParent = _new_tuple(TraceParent, (version, high << 64 | low, parent, flags))
+    tp: TraceParent = _new_tuple(TraceParent, (version, trace_id, parent, flags))
     if len(_cache) >= _CACHE_SIZE:
         _cache.clear()
     _cache[value] = tp
@@ -145,7 +184,7 @@ def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
     True
     """
     if type(value) is bytes:
-        hit = _cache.get(value)
+        hit = _remembered(value)
         if hit is not None:
             return hit
         if len(value) == 55:  # a plain value: no white space, nothing after the flags
