@@ -269,7 +269,13 @@ def extract_trace_parent(headers: Headers) -> TraceParent | None:
             if found is not _ABSENT:
                 return None
             found = value
-    if found is _ABSENT:
+    if type(found) is bytes:  # as received: parse_traceparent's first steps, without its call
+        hit = _remembered(found)
+        if hit is not None:
+            return hit
+        if len(found) == 55:
+            return _parse55(found)
+    elif found is _ABSENT:
         return None
     return parse_traceparent(found)  # type: ignore[arg-type]
 
