@@ -8,6 +8,7 @@ cdef object _text(object value)
 
 @cython.locals(
     i=Py_ssize_t,
+    data=cython.p_uchar,
     c=cython.uchar,
     digit=cython.uint,
     version=cython.uint,

@@ -134,8 +134,9 @@ def _parse55(value: bytes) -> TraceParent | None:
     """Parse 55 bytes (no white space, nothing after the flags); remember a valid result."""
     if cython.compiled:  # one pass over the bytes in C, no intermediate object
         version = high = low = parent = flags = 0
+        data = value  # compiled: the bytes' own buffer, read by pointer
         for i in range(55):
-            c = value[i]
+            c = data[i]
             if i in {2, 35, 52}:
                 if c != 0x2D:  # "-"
                     return None
