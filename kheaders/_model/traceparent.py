@@ -63,7 +63,7 @@ _cache: dict[bytes, TraceParent] = {}
 """Parsed values by their exact bytes: the records of one span carry the same
 ``traceparent``, and a consumer meets them close together. Emptied when full. Only valid
 values are kept, so a hit returns what parsing returns."""
-_remembered = _cache.get
+_cache_get = _cache.get
 """The cache's lookup, found once (each ``_cache.get`` makes a bound method, compiled too)."""
 _ABSENT = object()
 
@@ -185,7 +185,7 @@ def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
     True
     """
     if type(value) is bytes:
-        hit = _remembered(value)
+        hit = _cache_get(value)
         if hit is not None:
             return hit
         if len(value) == 55:  # a plain value: no white space, nothing after the flags
@@ -271,7 +271,7 @@ def extract_trace_parent(headers: Headers) -> TraceParent | None:
                 return None
             found = value
     if type(found) is bytes:  # as received: parse_traceparent's first steps, without its call
-        hit = _remembered(found)
+        hit = _cache_get(found)
         if hit is not None:
             return hit
         if len(found) == 55:
