@@ -37,6 +37,9 @@ TRACEPARENT = "traceparent"
 TRACESTATE = "tracestate"
 """The header key of the W3C ``tracestate`` field."""
 
+_COMPILED: bool = cython.compiled
+"""True in the compiled core (read once: plain Python then pays one global lookup)."""
+
 # version-traceid-parentid-flags, lowercase hex only (values other than 55 plain bytes).
 _TRACEPARENT_RE = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
 
@@ -132,7 +135,7 @@ def _text(value: object) -> str | None:
 
 def _parse55(value: bytes) -> TraceParent | None:
     """Parse 55 bytes (no white space, nothing after the flags); remember a valid result."""
-    if cython.compiled:  # one pass over the bytes in C, no intermediate object
+    if _COMPILED:  # one pass over the bytes in C, no intermediate object
         version = high = low = parent = flags = 0
         data = value  # compiled: the bytes' own buffer, read by pointer
         for i in range(55):
