@@ -110,13 +110,17 @@ def compile_into(dest: Path) -> None:
 
 def build(dest: Path) -> str | None:
     """Compile in a child process; ``None`` when it worked, else one line saying why not."""
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), str(dest)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    try:
+        done = subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), str(dest)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=900,
+        )
+    except subprocess.TimeoutExpired:
+        return "the C compiler took over 15 minutes"
     if done.returncode == 0:
         return None
     lines = [line.strip() for line in (done.stderr + done.stdout).splitlines() if line.strip()]
