@@ -3,6 +3,7 @@
 - ``interceptors.tracing``: TracingProducerInterceptor, TracingConsumerInterceptor,
   extract, process_span (OpenTelemetry, strict W3C Trace Context)
 - ``interceptors.client_id``: ClientIdInterceptor
+- ``interceptors.message_id``: MessageIdInterceptor (a UUIDv7 message id at first produce)
 - ``interceptors.correlation``: CorrelationIdInterceptor, correlation_id, correlation_scope
 - ``interceptors.logging``: LoggingInterceptor (structlog, redacted headers)
 - ``interceptors.metrics``: MetricsProducerInterceptor, MetricsConsumerInterceptor,

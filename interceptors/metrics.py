@@ -16,6 +16,7 @@ list, with units and attributes, is in docs/interceptors.md.
 
 from __future__ import annotations
 
+from interceptors import _public
 from interceptors._metrics_common import (
     CONSUMED_MESSAGES,
     DURATION_BUCKETS,
@@ -60,3 +61,4 @@ __all__ = [
     "process_metrics",
     "with_statistics",
 ]
+_public.claim(__name__, globals())

@@ -9,6 +9,7 @@ an SDK TracerProvider is installed (globally or passed as ``tracer_provider``).
 
 from __future__ import annotations
 
+from interceptors import _public
 from interceptors._tracing_common import (
     LINK_ONLY_KEY,
     LINK_ONLY_TOPICS_KEY,
@@ -39,3 +40,4 @@ __all__ = [
     "process_span",
     "remote_span_context",
 ]
+_public.claim(__name__, globals())

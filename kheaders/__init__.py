@@ -1,9 +1,8 @@
 """kheaders: Kafka record headers made first-class around confluent-kafka."""
 
-from __future__ import annotations
-
 # first: decides between the compiled core and its Python before any of its modules loads
 from kheaders._compiled import COMPILED  # isort: skip
+from kheaders import _public
 from kheaders._client.chain import (
     Closeable,
     Configurable,
@@ -22,13 +21,16 @@ from kheaders._codec.struct import TaggedStruct
 from kheaders._codec.values import BOOL, JSON, LONG, TEXT, TEXT_LENIENT, UUID, VARLONG
 from kheaders._errors import (
     BrokerUnavailableError,
+    CloudEventError,
     ConfigurationError,
     DecodeError,
     DeserializationError,
     HeaderLimitError,
     HeldFailuresError,
+    IntegrityError,
     InvalidNameError,
     KHeadersError,
+    ProcessingError,
     ReadOnlyHeadersError,
     SerializationError,
 )
@@ -95,6 +97,7 @@ __all__ = [
     "BytesDeserializer",
     "BytesSerializer",
     "Closeable",
+    "CloudEventError",
     "Configurable",
     "ConfigurationError",
     "Consumer",
@@ -116,6 +119,7 @@ __all__ = [
     "HeldFailuresError",
     "IntegerDeserializer",
     "IntegerSerializer",
+    "IntegrityError",
     "InterceptorChain",
     "InvalidNameError",
     "JsonDeserializer",
@@ -127,6 +131,7 @@ __all__ = [
     "OnCommit",
     "OnConsume",
     "OnSend",
+    "ProcessingError",
     "Producer",
     "ProducerRecord",
     "ReadOnlyHeadersError",
@@ -159,3 +164,4 @@ __all__ = [
     "wrap_consumer",
     "wrap_producer",
 ]
+_public.claim(__name__, globals())

@@ -9,8 +9,12 @@ KHeadersError
 ├── ConfigurationError       (also ValueError)    a bad setting (names the key at fault)
 ├── SerializationError       (also ValueError)    a key/value serializer failed for one record
 ├── DeserializationError     (also ValueError)    a deserializer failed; carries the raw record
+│   └── IntegrityError                            a protected record did not decrypt or verify
 ├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
-└── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
+├── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
+├── CloudEventError          (also ValueError)    not a valid CloudEvent; names the attribute
+├── ProcessingError          (also RuntimeError)  a processor cannot go on (names the record)
+└── UnmirrorableRecordError  (also ValueError)    a record the mirror dead-lettered (the reason)
 ```
 
 Every leaf also inherits the builtin it refines, so code that catches ``ValueError`` or
@@ -101,3 +105,36 @@ def held_failures(failures: list[DeserializationError]) -> HeldFailuresError:
 
 class BrokerUnavailableError(KHeadersError, RuntimeError):
     """No Kafka-protocol broker could be found or started."""
+
+
+class CloudEventError(KHeadersError, ValueError):
+    """A CloudEvent (or the record carrying one) breaks the CloudEvents spec or its Kafka
+    binding. ``attribute`` names the attribute (or header) at fault when there is one; the
+    message never shows an attribute's value.
+
+    Raised by :mod:`kheaders.cloudevents`; inside a producer or consumer it reaches the
+    application chained to the SerializationError or DeserializationError of that record.
+    """
+
+    def __init__(self, message: str, *, attribute: str | None = None) -> None:
+        self.attribute = attribute
+        super().__init__(message)
+
+
+class IntegrityError(DeserializationError):
+    """A protected record (``kheaders.protect``) was refused: it does not decrypt or verify, its
+    protection headers are malformed, missing where required, or name an unknown key id,
+    algorithm or version, or its context is not accepted. The message names the key id (never
+    key bytes or plaintext); raised by the consumer, it also names topic, partition and offset
+    and carries the raw record (``message``), so it takes the dead-letter path."""
+
+
+class ProcessingError(KHeadersError, RuntimeError):
+    """A processor cannot go on: a failed record with no retry or dead-letter topic, or a
+    handler slower than ``max.poll.interval.ms``. Nothing past the record was committed."""
+
+
+class UnmirrorableRecordError(KHeadersError, ValueError):
+    """A source record the mirror cannot copy as it is (a header key the target client cannot
+    carry, over the target's size limit, a refused hops header); it went to the dead-letter
+    topic on the source cluster with this error as the reason."""

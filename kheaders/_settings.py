@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from kheaders._errors import ConfigurationError
 
-TRUE_WORDS: tuple[str, ...] = ("true", "yes", "on", "1")
-FALSE_WORDS: tuple[str, ...] = ("false", "no", "off", "0")
+TRUE_WORDS: tuple[str, ...] = ("true", "yes", "on", "1", "t")
+FALSE_WORDS: tuple[str, ...] = ("false", "no", "off", "0", "f")
 
 
 def config_bool(value: object, setting: str) -> bool:
     """A setting's value as a bool: ``True``/``False``, or text in any case, spaces ignored:
-    ``true``/``false``, ``yes``/``no``, ``on``/``off``, ``1``/``0``.
+    ``true``/``false``, ``yes``/``no``, ``on``/``off``, ``1``/``0``, ``t``/``f``.
 
-    Java's config parser takes ``true``/``false``; librdkafka also ``1``/``0``; properties
-    files and environment variables often say ``yes``/``on``: all of them mean the same here.
+    Java's config parser takes ``true``/``false``; librdkafka also ``1``/``0`` and ``t``/``f``
+    (so kheaders reads a librdkafka setting as librdkafka does); properties files and
+    environment variables often say ``yes``/``on``: all of them mean the same here.
 
     >>> config_bool("Yes", "x"), config_bool(" off ", "x"), config_bool(False, "x")
     (True, False, False)
@@ -32,5 +33,5 @@ def config_bool(value: object, setting: str) -> bool:
     if text in FALSE_WORDS:
         return False
     raise ConfigurationError(
-        f"{setting}: expected true or false (or yes/no, on/off, 1/0), got {value!r}"
+        f"{setting}: expected true or false (or yes/no, on/off, 1/0, t/f), got {value!r}"
     )

@@ -11,8 +11,7 @@ as field types too) whose optional fields are KIP-482 tagged fields.
 (2, {'ok': True})
 """
 
-from __future__ import annotations
-
+from kheaders import _public
 from kheaders._codec.fieldtypes import (
     BYTES,
     FLOAT64,
@@ -94,3 +93,4 @@ __all__ = [
     "struct_type",
     "tagged",
 ]
+_public.claim(__name__, globals())

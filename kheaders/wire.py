@@ -15,6 +15,7 @@ byte offset) on malformed input. Writers raise ValueError for values out of rang
 
 from __future__ import annotations
 
+from kheaders import _public
 from kheaders._codec.compact_types import (
     Buffer,
     read_compact_array,
@@ -91,3 +92,6 @@ def read_headers(data: Buffer, offset: int = 0) -> tuple[Headers, int]:
     view = data if type(data) is bytes else bytes(data)
     items, pos = decode_block(view, offset)
     return trusted(items, read_only=False), pos  # decode_block made every item a Header
+
+
+_public.claim(__name__, globals())  # after the functions __all__ names

@@ -78,6 +78,57 @@ def test_no_module_reads_headers_private_fields() -> None:
     )
 
 
+def _client_fields() -> dict[Path, frozenset[str]]:
+    """The private fields of kheaders' Producer and Consumer, by the module that owns them."""
+    from kheaders._client.consumer import Consumer
+    from kheaders._client.producer import Producer
+
+    return {
+        ROOT / "kheaders" / "_client" / "producer.py": frozenset(Producer.__slots__),
+        ROOT / "kheaders" / "_client" / "consumer.py": frozenset(Consumer.__slots__),
+    }
+
+
+def _client_field_uses(path: Path, private: frozenset[str]) -> list[str]:
+    """Uses of ``private`` names in ``path`` on anything but ``self``, and on ``self`` in a
+    class deriving from a ``Producer`` or ``Consumer`` (a subclass in another module)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    subclass_nodes: set[int] = set()
+    for cls in ast.walk(tree):
+        if isinstance(cls, ast.ClassDef) and any(
+            ast.unparse(base).rsplit(".", 1)[-1].endswith(("Producer", "Consumer"))
+            for base in cls.bases
+        ):
+            subclass_nodes.update(id(node) for node in ast.walk(cls))
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+        and node.attr in private
+        and (
+            not (isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"})
+            or id(node) in subclass_nodes
+        )
+    ]
+
+
+def test_no_module_reads_the_clients_private_fields() -> None:
+    """Only producer.py touches Producer's fields and consumer.py Consumer's; kheaders.aio
+    reaches the produce path through ``path_of`` (the producer's internal interface), tests
+    through public methods or that same interface."""
+    owners = _client_fields()
+    assert "_path" in owners[ROOT / "kheaders" / "_client" / "producer.py"]
+    found = [
+        use
+        for owner, private in owners.items()
+        for top in ("kheaders", "interceptors", "bench", "examples", "tests")
+        for path in sorted((ROOT / top).rglob("*.py"))
+        if path != owner
+        for use in _client_field_uses(path, private)
+    ]
+    assert not found, "use the clients' public or internal API instead:\n" + "\n".join(found)
+
+
 def _module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)

@@ -36,7 +36,7 @@ from kheaders import _telemetry
 from kheaders._client.chain import InterceptorChain
 from kheaders._client.config import resolve
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
-from kheaders._errors import DeserializationError, held_failures
+from kheaders._errors import DeserializationError, IntegrityError, held_failures
 from kheaders._model.headers import received, received_all
 from kheaders._model.keys import check_name
 from kheaders._model.received import (
@@ -98,6 +98,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     implements no consumer hook, and KafkaException for a setting librdkafka rejects.
     """
 
+    _closed_message = "Consumer closed"
     __slots__ = (
         "_chain",
         "_closed",
@@ -199,7 +200,9 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             value = vd(topic, headers, msg.value()) if vd is not None else None
         except Exception as exc:
             _telemetry.deserialization_failed(topic, field)
-            raise DeserializationError(
+            # a protected record refused (kheaders.protect) stays an IntegrityError
+            kind = IntegrityError if isinstance(exc, IntegrityError) else DeserializationError
+            raise kind(
                 f"{field} deserializer failed for the record at topic {topic!r} partition"
                 f" {msg.partition()} offset {msg.offset()}: {type(exc).__name__}: {exc}",
                 message=msg,
@@ -393,6 +396,17 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)
         return f"<kheaders.Consumer wrapping {self._consumer!r}, {n} interceptors>"
+
+
+def kept_back(consumer: Consumer) -> int:
+    """How many failures ``consumer``'s last batch kept back (each raised by a later read,
+    in order); kheaders.aio's interface, with :func:`deserializers_of`."""
+    return len(consumer._pending)
+
+
+def deserializers_of(consumer: Consumer) -> tuple[Callable[..., object] | None, ...]:
+    """The key and value deserializers ``consumer`` calls (``None`` for none)."""
+    return consumer._key_de, consumer._value_de
 
 
 def wrap_consumer(

@@ -17,7 +17,12 @@ followed by these headers (UTF-8 text; numbers in decimal):
 =======================================  ===================================================
 
 For a :class:`DeserializationError` the failing exception is its cause (the deserializer's
-own error), not the wrapper.
+own error), not the wrapper. ``publish(..., headers=...)`` adds headers after these.
+
+The record's key and value are republished as they were consumed, never re-serialized: a
+DeserializationError carries them; for a record a deserializer already decoded, pass the
+consumed bytes as ``key=`` / ``value=`` (:class:`kheaders.processing.Processor` keeps them
+and does so itself).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from confluent_kafka import KafkaError, Message
 from kheaders import _telemetry
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError
-from kheaders._model.headers import Header, Headers, pairs_of, trusted
+from kheaders._model.headers import Header, Headers, HeaderTypes, pairs_of, trusted
 from kheaders._model.limits import check_sendable
 from kheaders._model.received import message_headers
 
@@ -45,6 +50,9 @@ ERROR_FIELD = "kheaders.dlt.error.field"
 ERROR_TYPE = "kheaders.dlt.error.type"
 ERROR_MESSAGE = "kheaders.dlt.error.message"
 MAX_ERROR_MESSAGE = 4096
+
+_CONSUMED = object()
+"""``publish``'s default for ``key``/``value``: the record's own, which must be bytes."""
 
 _TIMESTAMP_TYPES = {
     confluent_kafka.TIMESTAMP_CREATE_TIME: "CreateTime",
@@ -139,16 +147,22 @@ class DeadLetterPublisher:
         error: BaseException | None = None,
         *,
         on_delivery: Callable[[KafkaError | None, Message], object] | None = None,
+        headers: HeaderTypes = None,
+        key: object = _CONSUMED,
+        value: object = _CONSUMED,
     ) -> str:
         """Republish the failed record; return the dead-letter topic it was sent to.
 
         ``failure`` is a DeserializationError (its raw record and cause are used) or a
-        Message together with the ``error`` that made processing fail; its key and value must
-        still be bytes (a record from a consumer without deserializers, or a raw one).
-        Raises TypeError when a Message comes without its error; InvalidNameError, before
-        producing, when an original header key cannot be sent intact (NUL, not UTF-8);
-        DeserializationError when the Message's headers cannot be read; whatever the
-        producer's ``produce`` raises (BufferError, KafkaException).
+        Message together with the ``error`` that made processing fail. ``key`` and ``value``
+        are the bytes that were consumed, for a record whose key or value a deserializer
+        already decoded (default: the record's own, which must then be bytes or None).
+        ``headers`` (any shape ``produce`` takes) are added after the failure headers.
+        Raises TypeError when a Message comes without its error, or with a decoded key or
+        value and no consumed bytes for it; InvalidNameError, before producing, when a
+        header key cannot be sent intact (NUL, not UTF-8); DeserializationError when the
+        Message's headers cannot be read; whatever the producer's ``produce`` raises
+        (BufferError, KafkaException).
         """
         if isinstance(failure, DeserializationError):
             message: Message = failure.message
@@ -157,15 +171,34 @@ class DeadLetterPublisher:
             message = failure
             if error is None:
                 raise TypeError("publish(message, error): say why the record failed")
-        headers = dead_letter_headers(message, error, group_id=self.group_id)
-        check_sendable(pairs_of(headers), None)
+        raw_key = _consumed(message, "key", key)
+        raw_value = _consumed(message, "value", value)
+        out = dead_letter_headers(message, error, group_id=self.group_id)
+        if headers is not None:
+            out.extend(Headers(headers).to_list())
+        check_sendable(pairs_of(out), None)
         topic = self.topic_for(message.topic() or "")
         self._produce(
             topic,
-            message.value(),
-            message.key(),
+            raw_value,
+            raw_key,
             on_delivery=on_delivery,
-            headers=headers.to_list(),
+            headers=out.to_list(),
         )
         _telemetry.dead_letter_published(topic)
         return topic
+
+
+def _consumed(message: Message, field: str, given: object) -> bytes | None:
+    """The consumed bytes of the record's ``field``: ``given``, else the record's own.
+
+    Raises TypeError for a decoded field without its consumed bytes (never re-serialized).
+    """
+    data = getattr(message, field)() if given is _CONSUMED else given
+    if data is None or isinstance(data, bytes):
+        return data
+    where = f"{message.topic()}[{message.partition()}]@{message.offset()}"
+    raise TypeError(
+        f"the {field} of the record at {where} was decoded ({type(data).__name__}): pass the"
+        f" bytes that were consumed as {field}= (dead letters are never re-serialized)"
+    )

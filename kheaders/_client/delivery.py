@@ -22,9 +22,11 @@ is one object (a ``functools.partial`` is three) carrying an untracked snapshot:
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from kheaders._client.outgoing import EMPTY, Kept
 from kheaders._client.records import RecordMetadata
 from kheaders._model.headers import Headers, trusted
 
@@ -37,12 +39,6 @@ SendCallback = Callable[[RecordMetadata, "KafkaError | None"], object]
 """Java's callback for ``Producer.send``: ``(metadata, error)``."""
 AckHook = Callable[[RecordMetadata, "KafkaError | Exception | None", Headers], None]
 
-Kept = Headers | tuple[tuple[str, bytes | None], ...]
-"""A record's headers as its report keeps them until librdkafka reports it: closed
-:class:`Headers` as they are (a Headers the caller passed is the one its callback sees; the
-shared empty ones for none), or a plain list's pairs as a tuple (a snapshot the caller's
-later changes do not reach, and which the garbage collector stops tracking)."""
-
 
 def read_only(headers: Kept) -> Headers:
     """The read-only Headers a report shows for what it kept."""
@@ -51,17 +47,58 @@ def read_only(headers: Kept) -> Headers:
     return headers  # type: ignore[return-value]  # closed Headers
 
 
-def delivering(cb: DeliveryCallback) -> Callable[[Kept, KafkaError | None, Message], None]:
-    """``cb`` as a report function taking the record's :data:`Kept` headers first: bound to
-    them per record (``types.MethodType``, one small object), it sets ``msg.headers()`` to
-    the read-only Headers and calls ``cb(err, msg)``."""
+Report = Callable[..., None]
+"""A callback's report function: called ``(err, msg)`` it reports a record without headers;
+bound to a record's :data:`Kept` headers (``types.MethodType``, one small object per record)
+it is called ``(headers, err, msg)``."""
 
-    def deliver(headers: Kept, err: KafkaError | None, msg: Message, /) -> None:
+
+def delivering(cb: DeliveryCallback) -> Report:
+    """``cb`` as a :data:`Report`: it sets ``msg.headers()`` to the read-only Headers of the
+    record (the shared empty ones without headers) and calls ``cb(err, msg)``."""
+
+    def deliver(first: Any, second: Any, third: Any = None, /) -> None:
+        if third is None:  # (err, msg): a msg is never None
+            second.set_headers(EMPTY)
+            cb(first, second)
+            return
         # read_only(headers), inlined: this runs once per record
-        msg.set_headers(trusted(headers, read_only=True) if isinstance(headers, tuple) else headers)
-        cb(err, msg)
+        third.set_headers(trusted(first, read_only=True) if isinstance(first, tuple) else first)
+        cb(second, third)
 
     return deliver
+
+
+class Reports:
+    """The :data:`Report` of each callback, built once and kept only while a record of that
+    callback is in flight: librdkafka's references (the records' reports) keep it alive, this
+    holds it weakly. So a callback, and all it holds (a bound method's object), is released
+    once its last record's report ran (or librdkafka dropped it), as confluent-kafka does.
+    """
+
+    __slots__ = ("_build", "_known")
+
+    def __init__(self, build: Callable[[Any], Report]) -> None:
+        self._build = build
+        self._known: dict[object, weakref.ref[Report]] = {}
+
+    def of(self, cb: object) -> Report:
+        """``cb``'s report function (``build(cb)`` once while records of ``cb`` are in flight)."""
+        try:
+            ref = self._known.get(cb)
+        except TypeError:  # an unhashable callable: a report of its own
+            return self._build(cb)
+        report = None if ref is None else ref()
+        if report is None:
+            report = self._build(cb)
+            known = self._known
+
+            def forget(dead: weakref.ref[Report], cb: object = cb) -> None:
+                if known.get(cb) is dead:  # not one built for cb since
+                    known.pop(cb, None)
+
+            known[cb] = weakref.ref(report, forget)
+        return report
 
 
 class Carrier(Protocol):
@@ -117,17 +154,19 @@ def metadata_of(msg: Message) -> RecordMetadata:
     return md
 
 
-def acknowledging(
-    ack: AckHook, cb: DeliveryCallback | None
-) -> Callable[[Kept, KafkaError | None, Message], None]:
-    """The report function of a record no ``on_send`` or serializer saw, for interceptors'
-    ``on_acknowledgement`` (``ack``) and then ``cb``; like :func:`delivering`, bound to the
-    record's :data:`Kept` headers per record (one small object in flight). The read-only
-    Headers and the RecordMetadata are built when the report comes, not kept."""
+def acknowledging(ack: AckHook, cb: DeliveryCallback | None) -> Report:
+    """The :data:`Report` of a record no ``on_send`` or serializer saw, for interceptors'
+    ``on_acknowledgement`` (``ack``) and then ``cb``. The read-only Headers and the
+    RecordMetadata are built when the report comes, not kept."""
 
-    def acknowledge(headers: Kept, err: KafkaError | None, msg: Message, /) -> None:
-        # read_only(headers), inlined: this runs once per record
-        shown = trusted(headers, read_only=True) if isinstance(headers, tuple) else headers
+    def acknowledge(first: Any, second: Any, third: Any = None, /) -> None:
+        if third is None:  # (err, msg): a record without headers
+            shown: Headers = EMPTY
+            err, msg = first, second
+        else:
+            # read_only(headers), inlined: this runs once per record
+            shown = trusted(first, read_only=True) if isinstance(first, tuple) else first
+            err, msg = second, third
         ack(metadata_of(msg), err, shown)
         if cb is not None:
             msg.set_headers(shown)

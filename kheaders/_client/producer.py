@@ -6,74 +6,39 @@ see the live, writable headers) → header limits and ``headers.close()`` → li
 delivery, on delivery failure, or when ``produce`` itself raised (the exception is then
 re-raised to the caller).
 
-There is one ``produce``. A record that no interceptor or serializer needs to see skips
-building a :class:`ProducerRecord`: its headers are checked (the same rules, see
-:mod:`kheaders._client.outgoing`) and handed to librdkafka. A header list holding the very
-pair objects of the last one that passed the checks is not checked again (an identity
-comparison per pair), so the usual "same headers on every record" costs next to nothing.
-A delivery callback keeps such a record on that path: its report is one small object
-carrying a snapshot of the headers (:mod:`kheaders._client.delivery`), and none at all
-for a record without headers.
-
-A producer whose interceptors only acknowledge (``on_acknowledgement``, no ``on_send``, no
-serializers) takes the same path: its report is one small object over the same snapshot,
-and the read-only Headers and RecordMetadata ``on_acknowledgement`` sees are built when the
-report comes. A record refused on the way (bad headers, a full queue) is acknowledged with
-the error, the headers as given, and the producer's own measure of the time it took as the
-metadata's ``latency`` (librdkafka measures the rest).
+What a record goes through is chosen once, when the producer is built
+(:mod:`kheaders._client.paths`): a record that no interceptor or serializer needs to see
+skips building a :class:`ProducerRecord` (its headers are checked by the producer's one
+:class:`~kheaders._client.outgoing.OutgoingHeaders`, which also remembers the last list that
+passed); one that only interceptors' ``on_acknowledgement`` awaits gets one small report.
+kheaders.aio reaches the path through :func:`path_of`, the producer's one internal interface.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from operator import is_
-from time import perf_counter
-from types import MethodType
+from operator import index
 from typing import Any
 
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
 
+from kheaders._client.beneath import instrumented
 from kheaders._client.chain import InterceptorChain
 from kheaders._client.config import resolve
-from kheaders._client.delivery import (
-    Acknowledged,
-    Carrier,
-    DeliveryCallback,
-    Kept,
-    SendCallback,
-    acknowledging,
-    delivering,
-    read_only,
-)
-from kheaders._client.outgoing import EMPTY, closed, plain_list, writable
-from kheaders._client.rawcall import RawProduce, raw_produce, unsendable
-from kheaders._client.records import ProducerRecord, RecordMetadata
+from kheaders._client.delivery import DeliveryCallback, SendCallback
+from kheaders._client.direct import AckingPath, PlainPath
+from kheaders._client.outgoing import OutgoingHeaders
+from kheaders._client.paths import InterceptedPath, Path
+from kheaders._client.rawcall import RawProduce, raw_produce
+from kheaders._client.records import ProducerRecord
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
-from kheaders._errors import ReadOnlyHeadersError, SerializationError
+from kheaders._errors import KHeadersError, ReadOnlyHeadersError
 from kheaders._log import get_logger
-from kheaders._model.headers import READ_ONLY_MESSAGE, Headers, HeaderTypes, plain_pairs
+from kheaders._model.headers import READ_ONLY_MESSAGE, HeaderTypes
 from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits
 
 _log = get_logger("kheaders.producer")
-
-_REPORTS_KEPT = 8
-"""Distinct delivery callbacks whose report functions a producer keeps (then starts again)."""
-_NOTHING_CHECKED: tuple[Any, ...] = (object(),)
-"""Holds no header pair: the memo of the last header list that passed the checks, at first."""
-
-
-def _vouched(headers: object, fits: tuple[Any, ...]) -> bool:
-    """True when ``headers`` holds the very pair objects of ``fits`` (those of the last list
-    that passed the checks), so it needs no checking again.
-
-    Identity, not equality: a tuple is immutable, so the same tuple objects mean the same
-    exact ``str`` keys and ``bytes`` values that were checked, while an equal pair may hold
-    a ``str`` subclass key (librdkafka would send ``str()`` of it, which can be other text,
-    or crash on a lone surrogate) or a ``bytearray`` value. Costs about 0.2 µs for three
-    headers against 0.03 µs for ``==``; correctness decides.
-    """
-    return type(headers) is list and len(headers) == len(fits) and all(map(is_, headers, fits))
 
 
 class Producer(ClientWrapper, client=confluent_kafka.Producer):
@@ -94,28 +59,12 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     a setting librdkafka rejects.
     """
 
+    _closed_message = "Producer has been closed"
     _client_class: type[confluent_kafka.Producer] | None = None
     """The confluent-kafka class built from the config: ``confluent_kafka.Producer`` as found
     when the producer is built (so OpenTelemetry's ``instrument()`` applies), or a subclass
     whose ``produce`` takes confluent's positional arguments (kheaders.aio's)."""
-    __slots__ = (
-        "_ack",
-        "_acking",
-        "_acks",
-        "_carry",
-        "_chain",
-        "_closed",
-        "_default_cb",
-        "_fits",
-        "_key_ser",
-        "_lean",
-        "_limits",
-        "_park",
-        "_producer",
-        "_raw_produce",
-        "_reports",
-        "_value_ser",
-    )
+    __slots__ = ("_chain", "_closed", "_default_cb", "_path", "_producer")
 
     def __init__(
         self,
@@ -163,18 +112,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         return self
 
     _producer: confluent_kafka.Producer
-    _raw_produce: RawProduce
-    _carry: RawProduce
-    """What :meth:`_produce_carried` hands a lean record to: ``_raw_produce``, or for
-    kheaders.aio confluent's C ``produce`` itself (its caller keeps the order of parked records)."""
-    _park: RawProduce | None
-    """Where :meth:`_produce_carried` puts a record librdkafka's full queue refused (its 8
-    arguments, as for ``_raw_produce``); ``None``: BufferError is raised, as confluent does."""
-    _limits: HeaderLimits | None
-    _fits: tuple[Any, ...]
-    """The pairs of the last header list that passed the checks, as a tuple: the memo
-    :func:`_vouched` compares with. A list that just passed (vouched for, or memoized) holds
-    these very pairs, so the memo is also the snapshot its report keeps: none is made."""
+    _path: Path
+    """What every record goes through, chosen once (see :mod:`kheaders._client.paths`)."""
 
     def _setup(  # noqa: PLR0917 - the producer's parts, set once
         self,
@@ -186,22 +125,28 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         limits: HeaderLimits | None,
     ) -> None:
         self._producer = raw
-        self._limits = limits
-        self._raw_produce = raw_produce(raw, type(raw) is type(self)._client_class)
-        self._carry = self._raw_produce
-        self._park = None
         self._chain = chain
-        # bound once: a bound method made per record would be one more object in flight
-        self._ack = chain.acknowledge if chain.on_acknowledgement else None
-        self._key_ser = key_ser
-        self._value_ser = value_ser
         self._default_cb = default_cb
         self._closed = False
-        self._fits = _NOTHING_CHECKED
-        self._reports: dict[DeliveryCallback, tuple[Any, MethodType]] = {}
-        self._lean = not (chain.on_send or self._ack or key_ser or value_ser)
-        self._acking = self._ack is not None and not (chain.on_send or key_ser or value_ser)
-        self._acks: dict[DeliveryCallback | None, tuple[Any, MethodType]] = {}
+        produce = raw_produce(raw, type(raw) is type(self)._client_class)
+        carry, park = self._carriers(raw, produce)
+        self._path = path_for(
+            chain,
+            OutgoingHeaders(limits),
+            produce,
+            carry,
+            park,
+            key_ser,
+            value_ser,
+            raw if instrumented(raw) else None,
+        )
+
+    def _carriers(
+        self, raw: confluent_kafka.Producer, produce: RawProduce
+    ) -> tuple[RawProduce, RawProduce | None]:
+        """Where carried records (kheaders.aio's) go, and where one a full queue refused is
+        parked (``None``: BufferError is raised, as confluent does); a subclass's to change."""
+        return produce, None
 
     # -- produce ----------------------------------------------------------------------------
 
@@ -231,286 +176,10 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         cannot send (naming the topic and type), and whatever librdkafka raises (BufferError
         when the queue is full, KafkaException).
         """
-        if self._lean:
-            # nobody sees this record before librdkafka: only its headers are checked
-            sent: Any = headers
-            if headers is not None and not _vouched(headers, self._fits):
-                if type(headers) is list and plain_list(headers, self._limits):
-                    self._fits = tuple(headers)  # the next record with these pairs: no check
-                    sent = headers or None
-                else:
-                    sent = self._checked(headers)
-            cb = callback or on_delivery or self._default_cb
-            report = None if cb is None else self._delivered(cb, sent)
-            try:
-                return self._raw_produce(
-                    topic, value, key, partition, report, None, timestamp, sent
-                )
-            except TypeError as exc:
-                if sent is headers and type(headers) is list and headers:
-                    return self._memo_refused(topic, value, key, partition, timestamp, headers, cb)
-                raise unsendable(topic, key, value, exc) from exc
-        if self._acking:
-            return self._produce_acked(
-                topic, value, key, partition, callback or on_delivery or self._default_cb,
-                timestamp, headers,
-            )  # fmt: skip
-        return self._produce_record(
+        return self._path.produce(
             topic, value, key, partition, callback or on_delivery or self._default_cb,
             timestamp, headers,
         )  # fmt: skip
-
-    def _produce_record(  # noqa: PLR0917 - produce()'s arguments
-        self,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        cb: DeliveryCallback | None,
-        timestamp: int,
-        headers: HeaderTypes,
-        carrier: Carrier | None = None,
-    ) -> None:
-        """:meth:`produce` through interceptors' ``on_send`` and the serializers.
-
-        Raises as :meth:`produce`.
-        """
-        record = ProducerRecord(
-            topic,
-            value,
-            key,
-            writable(headers),
-            None if partition < 0 else partition,
-            timestamp or None,
-        )
-        self._send(record, cb, None, carrier)
-
-    def _produce_acked(  # noqa: PLR0917 - produce()'s arguments
-        self,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        cb: DeliveryCallback | None,
-        timestamp: int,
-        headers: HeaderTypes,
-        carrier: Carrier | None = None,
-    ) -> None:
-        """:meth:`produce` for a producer whose interceptors only acknowledge: the lean
-        path's checks, and a report from :func:`~kheaders._client.delivery.acknowledging`
-        over the headers' snapshot (no ProducerRecord, Headers or RecordMetadata until the
-        report). Headers the checks refuse take :meth:`_produce_record`, which checks them
-        again and acknowledges the refusal as it always has.
-
-        With a ``carrier`` (kheaders.aio, for ``cb``), the carrier is the report and must
-        run the acknowledgements itself (see :meth:`_produce_carried`); one librdkafka's
-        full queue refuses is parked when the producer parks (``_park``), not acknowledged.
-
-        Raises as :meth:`produce`.
-        """
-        start = perf_counter()
-        sent: Any = headers
-        if headers is not None and not _vouched(headers, self._fits):
-            try:
-                if type(headers) is list and plain_list(headers, self._limits):
-                    self._fits = tuple(headers)  # as in produce()
-                    sent = headers or None
-                else:
-                    sent = self._checked(headers)
-            except Exception:
-                return self._produce_record(
-                    topic, value, key, partition, cb, timestamp, headers, carrier
-                )
-        kept: Callable[..., object]
-        produce = self._raw_produce
-        if carrier is not None:
-            # a list that passed: the memo is its snapshot (see _fits)
-            carrier.sent = self._fits if type(sent) is list else _kept(sent)
-            kept = carrier
-            produce = self._carry
-        else:
-            acks = self._acks
-            known = acks.get(cb)
-            if known is None:
-                if len(acks) >= _REPORTS_KEPT:  # a callback per record: keep none for long
-                    acks.clear()
-                report_of = acknowledging(self._ack, cb)  # type: ignore[arg-type]  # _acking
-                known = acks[cb] = (report_of, MethodType(report_of, EMPTY))
-            if sent is None:
-                kept = known[1]
-            else:  # as above
-                kept = MethodType(known[0], self._fits if type(sent) is list else _kept(sent))
-        try:
-            return produce(topic, value, key, partition, kept, None, timestamp, sent)
-        except TypeError as exc:
-            if sent is headers and type(headers) is list and headers:
-                # librdkafka refused a list that passed the plain checks: the full checks name why
-                self._fits = _NOTHING_CHECKED
-                return self._produce_record(
-                    topic, value, key, partition, cb, timestamp, headers, carrier
-                )
-            error = unsendable(topic, key, value, exc)
-            self._refused(topic, partition, error, sent, start)
-            raise error from exc
-        except BufferError as exc:
-            if carrier is not None and self._park is not None:
-                return self._park(topic, value, key, partition, kept, None, timestamp, sent)
-            self._refused(topic, partition, exc, sent, start)
-            raise
-        except Exception as exc:
-            self._refused(topic, partition, exc, sent, start)
-            raise
-
-    def _refused(
-        self,
-        topic: str,
-        partition: int,
-        error: Exception,
-        sent: Headers | list[Any] | None,
-        start: float,
-    ) -> None:
-        """Acknowledge a record librdkafka refused, with the time spent on it as latency."""
-        md = RecordMetadata(
-            topic, partition if partition >= 0 else -1, latency=perf_counter() - start
-        )
-        self._chain.acknowledge(md, error, read_only(_kept(sent)))
-
-    def _delivered(self, cb: DeliveryCallback, sent: Headers | list[Any] | None) -> MethodType:
-        """A record's report for ``cb``: its :func:`~kheaders._client.delivery.delivering`
-        function (one per callback, kept) bound to the record's headers, a snapshot of them
-        when they are the caller's list; for a record without headers, one bound method
-        serves every record of the callback, so nothing is kept alive per record."""
-        reports = self._reports
-        known = reports.get(cb)
-        if known is None:
-            if len(reports) >= _REPORTS_KEPT:  # a callback per record: keep none for long
-                reports.clear()
-            deliver = delivering(cb)
-            known = reports[cb] = (deliver, MethodType(deliver, EMPTY))
-        if sent is None:
-            return known[1]
-        # a list that passed: the memo is its snapshot (see _fits)
-        return MethodType(known[0], self._fits if type(sent) is list else _kept(sent))
-
-    def _report(
-        self,
-        headers: Headers,
-        cb: DeliveryCallback | None,
-        java_cb: SendCallback | None,
-        carrier: Carrier | None,
-    ) -> Callable[..., object] | None:
-        """The one object librdkafka holds for a record with closed ``headers`` until its
-        report (``None`` when nobody needs one): the ``carrier`` itself (its ``sent`` set;
-        it stands for ``cb``), or ``cb``'s report, or :class:`Acknowledged` when interceptors
-        or ``java_cb`` need the metadata."""
-        if carrier is not None:
-            carrier.sent = headers
-            if self._acking:  # it acknowledges itself (see _produce_carried)
-                plain_pairs(headers)
-                return carrier
-            cb = carrier
-        if cb is not None or java_cb is not None or self._ack is not None:
-            plain_pairs(headers)  # kept in flight: tuples the collector stops tracking
-        if self._ack is None and java_cb is None:
-            if carrier is not None or cb is None:
-                return cb
-            return self._delivered(cb, headers)
-        return Acknowledged(headers, self._ack, cb, java_cb)
-
-    def _produce_carried(  # noqa: PLR0917 - produce()'s arguments
-        self,
-        carrier: Carrier,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        timestamp: int,
-        headers: HeaderTypes,
-    ) -> None:
-        """:meth:`produce` with ``carrier`` as the record's delivery report (kheaders.aio's
-        future): on the lean path it is the only object the record keeps alive in flight.
-
-        When the interceptors only acknowledge (``_acking``), the carrier is that record's
-        only report too, so it must run ``_ack`` (the chain's ``on_acknowledgement``) with
-        the RecordMetadata, error and read-only headers before anything else.
-
-        Raises as :meth:`produce`.
-        """
-        if not self._lean:
-            if self._acking:
-                return self._produce_acked(
-                    topic, value, key, partition, None, timestamp, headers, carrier
-                )
-            record = ProducerRecord(
-                topic,
-                value,
-                key,
-                writable(headers),
-                None if partition < 0 else partition,
-                timestamp or None,
-            )
-            return self._send(record, None, None, carrier)
-        sent: Any = headers
-        if headers is not None and not _vouched(headers, self._fits):
-            if type(headers) is list and plain_list(headers, self._limits):  # as in produce()
-                self._fits = tuple(headers)
-                sent = headers or None
-            else:
-                sent = self._checked(headers)
-        carrier.sent = self._fits if type(sent) is list else _kept(sent)  # as in _delivered
-        try:
-            return self._carry(topic, value, key, partition, carrier, None, timestamp, sent)
-        except BufferError:
-            if self._park is None:
-                raise
-            return self._park(topic, value, key, partition, carrier, None, timestamp, sent)
-        except TypeError as exc:
-            if sent is headers and type(headers) is list and headers:
-                return self._memo_refused(
-                    topic, value, key, partition, timestamp, headers, carrier=carrier
-                )
-            raise unsendable(topic, key, value, exc) from exc
-
-    def _memo_refused(  # noqa: PLR0917 - produce()'s arguments
-        self,
-        topic: str,
-        value: Any,
-        key: Any,
-        partition: int,
-        timestamp: int,
-        headers: list[Any],
-        cb: DeliveryCallback | None = None,
-        carrier: Carrier | None = None,
-    ) -> None:
-        """librdkafka refused a record whose header list passed the plain checks: check the
-        headers the full way (which names a header at fault), then let librdkafka say again.
-
-        Raises as :meth:`produce`.
-        """
-        self._fits = _NOTHING_CHECKED
-        sent = self._checked(headers)
-        report: Callable[..., object] | None = carrier
-        if carrier is not None:
-            carrier.sent = _kept(sent)
-        elif cb is not None:
-            report = self._delivered(cb, sent)
-        try:
-            return self._raw_produce(topic, value, key, partition, report, None, timestamp, sent)
-        except TypeError as exc:
-            raise unsendable(topic, key, value, exc) from exc
-
-    def _checked(self, headers: HeaderTypes) -> Headers | list[Any] | None:
-        """What librdkafka gets for headers passed with a record nobody else sees.
-
-        Raises as :func:`~kheaders._client.outgoing.writable` and
-        :func:`~kheaders._client.outgoing.closed`.
-        """
-        if type(headers) is list and plain_list(headers, self._limits):
-            if not headers:
-                return None
-            self._fits = tuple(headers)  # the next record with these pairs skips the check
-            return headers
-        return closed(writable(headers), self._limits) or None
 
     def send(self, record: ProducerRecord, on_delivery: SendCallback | None = None) -> None:
         """Send a :class:`ProducerRecord`; ``on_delivery(metadata, error)`` as in Java.
@@ -521,63 +190,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         """
         if record.headers.read_only:
             raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
-        self._send(record, None, on_delivery)
-
-    def _send(
-        self,
-        record: ProducerRecord,
-        cb: DeliveryCallback | None,
-        java_cb: SendCallback | None,
-        carrier: Carrier | None = None,
-    ) -> None:
-        start = perf_counter()
-        chain = self._chain
-        topic = record.topic
-        headers = record.headers
-        try:
-            if chain.on_send:  # raises only in strict mode
-                record = chain.send(record)
-                topic = record.topic
-                headers = record.headers
-            if type(headers) is not Headers:
-                headers = record.headers = Headers(headers)
-            key = record.key
-            value = record.value
-            # the serializers called here, not through a helper: one frame less per record
-            ser = self._key_ser
-            if ser is not None:
-                try:
-                    key = ser(topic, headers, key)
-                except Exception as exc:
-                    raise _serialization_error("key", topic, exc) from exc
-            ser = self._value_ser
-            if ser is not None:
-                try:
-                    value = ser(topic, headers, value)
-                except Exception as exc:
-                    raise _serialization_error("value", topic, exc) from exc
-            closed(headers, self._limits)
-            report = self._report(headers, cb, java_cb, carrier)
-            partition = record.partition
-            try:
-                self._raw_produce(
-                    topic,
-                    value,
-                    key,
-                    -1 if partition is None else partition,
-                    report,
-                    None,
-                    record.timestamp or 0,
-                    headers or None,
-                )
-            except TypeError as exc:
-                raise unsendable(topic, key, value, exc) from exc
-        except Exception as exc:
-            if chain.on_acknowledgement:
-                part = -1 if record.partition is None else record.partition
-                md = RecordMetadata(topic, part, latency=perf_counter() - start)
-                chain.acknowledge(md, exc, _readable(headers))
-            raise
+        self._path.send(record, None, on_delivery)
 
     def produce_batch(
         self,
@@ -589,27 +202,38 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     ) -> int:
         """confluent-kafka's ``produce_batch``, headers included; return how many were queued.
 
-        Each message dict may hold ``value``, ``key``, ``partition``, ``timestamp``,
-        ``headers`` and ``callback``. Every message goes through :meth:`produce` (headers,
-        interceptors, serializers, limits: confluent's own ``produce_batch`` drops headers);
-        one that fails gets the error in its ``"_error"`` entry, as confluent-kafka does:
-        librdkafka's ``KafkaError`` (``_QUEUE_FULL`` for a full queue), or the exception
-        kheaders raised. Raises TypeError when ``messages`` is not a list.
+        Each message dict may hold ``value``, ``key``, ``partition``, ``headers`` and
+        ``callback``. The batch is checked whole first, as confluent-kafka checks it; then
+        every message goes through :meth:`produce` (headers, interceptors, serializers,
+        limits: confluent's own ``produce_batch`` drops headers). One that fails gets the
+        error in its ``"_error"`` entry, as confluent-kafka does: librdkafka's ``KafkaError``
+        (``_QUEUE_FULL`` for a full queue), or the exception kheaders raised (its header
+        errors).
+
+        Raises, before queueing any message, as confluent-kafka 2.16 does: TypeError when
+        ``topic`` is not a ``str``, ``partition`` not an int or ``messages`` not a list, or
+        naming the index of a message that is not a dict, or whose value or key (without a
+        serializer for it) is not ``bytes``/``str``, or whose partition is not an int;
+        NotImplementedError for a message with a timestamp. RuntimeError once closed.
         """
-        if not isinstance(messages, list):
-            raise TypeError("messages must be a list")
+        if not isinstance(topic, str):
+            raise TypeError(f"argument 1 must be str, not {type(topic).__name__}")
+        partition = index(partition)
+        path = self._path
+        _check_batch(messages, path.key_ser is None, path.value_ser is None)
         default_cb = callback or on_delivery
         good = 0
         for m in messages:
+            part = m.get("partition")
             try:
                 self.produce(
                     topic,
                     m.get("value"),
                     m.get("key"),
-                    m.get("partition", partition),
+                    partition if part is None else part,
                     m.get("callback") or default_cb,
                     None,
-                    m.get("timestamp", 0),
+                    0,
                     m.get("headers"),
                 )
             except BufferError:
@@ -617,6 +241,11 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
                 continue
             except KafkaException as exc:
                 m["_error"] = exc.args[0] if exc.args else exc
+                continue
+            except RuntimeError as exc:
+                if not isinstance(exc, KHeadersError):  # closed: the batch stops, as confluent's
+                    raise
+                m["_error"] = exc
                 continue
             except Exception as exc:
                 m["_error"] = exc
@@ -649,7 +278,12 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         self._producer.purge(in_queue=in_queue, in_flight=in_flight, blocking=blocking)
 
     def __len__(self) -> int:
-        return len(self._producer)
+        """Records (and librdkafka's events) not yet served; 0 for a producer never set up."""
+        try:
+            producer = self._producer
+        except RuntimeError:  # a subclass that never called __init__ (see ClientWrapper)
+            return 0
+        return len(producer)
 
     def close(self, timeout: float | None = None) -> bool:
         """Flush, close the producer (a wrapped one too), then the interceptors; True when
@@ -677,7 +311,10 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         return not remaining
 
     def __repr__(self) -> str:
-        n = len(self._chain.interceptors)
+        try:
+            n = len(self._chain.interceptors)
+        except RuntimeError:  # a subclass that never called __init__ (see ClientWrapper)
+            return "<kheaders.Producer, never set up>"
         return f"<kheaders.Producer wrapping {self._producer!r}, {n} interceptors>"
 
 
@@ -692,28 +329,57 @@ def _limits(
     return limits
 
 
-def _serialization_error(field: str, topic: str, exc: Exception) -> SerializationError:
-    """The error for a ``field`` (key or value) serializer that raised ``exc``."""
-    return SerializationError(
-        f"{field} serializer failed for a record to topic {topic!r}: {type(exc).__name__}: {exc}",
-        topic=topic,
-        field=field,
-    )
+def _check_batch(messages: object, check_keys: bool, check_values: bool) -> None:
+    """confluent-kafka's checks of a ``produce_batch`` argument, its errors word for word.
+
+    Raises TypeError or NotImplementedError (see :meth:`Producer.produce_batch`).
+    """
+    if not isinstance(messages, list):
+        raise TypeError("messages must be a list")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            raise TypeError(f"Message at index {i} must be a dict")
+        value = m.get("value")
+        if check_values and value is not None and not isinstance(value, bytes | str):
+            raise TypeError(f"Message value at index {i} must be bytes or str")
+        key = m.get("key")
+        if check_keys and key is not None and not isinstance(key, bytes | str):
+            raise TypeError(f"Message key at index {i} must be bytes or str")
+        part = m.get("partition")
+        if part is not None and not isinstance(part, int):
+            raise TypeError(f"Message partition at index {i} must be int")
+        if m.get("timestamp") is not None:
+            raise NotImplementedError(
+                "Message timestamps are not currently supported in batch mode"
+            )
 
 
-def _kept(sent: Headers | list[Any] | None) -> Kept:
-    """What a report keeps of the headers handed to librdkafka (see ``delivery.Kept``): a
-    plain list as a tuple, closed Headers with plain-tuple pairs (``plain_pairs``: the
-    collector stops tracking them), the shared empty Headers for none."""
-    if type(sent) is list:
-        return tuple(sent)
-    if sent is None:
-        return EMPTY
-    return plain_pairs(sent)  # type: ignore[arg-type]  # closed Headers
+def path_for(  # noqa: PLR0917 - the producer's parts, set once
+    chain: InterceptorChain,
+    gate: OutgoingHeaders,
+    raw_produce: RawProduce,
+    carry_produce: RawProduce,
+    park: RawProduce | None,
+    key_ser: Callable[..., object] | None,
+    value_ser: Callable[..., object] | None,
+    beneath: object,
+) -> Path:
+    """The path every record of a producer with these parts takes (chosen once, when it is
+    built: see :mod:`kheaders._client.paths`)."""
+    parts = (chain, gate, raw_produce, carry_produce, park, key_ser, value_ser, beneath)
+    if chain.on_send or key_ser is not None or value_ser is not None:
+        return InterceptedPath(*parts)
+    if chain.on_acknowledgement:
+        return AckingPath(*parts)
+    return PlainPath(*parts)
 
 
-def _readable(headers: object) -> Headers:
-    return headers if type(headers) is Headers else EMPTY
+def path_of(producer: Producer) -> Path:
+    """The path ``producer``'s records take (kheaders.aio's interface): its ``carry`` hands a record
+    over with a carrier (a future) as its report; ``acknowledge`` is what each carrier must
+    run first (``None``: nothing); ``sees_records`` whether interceptors or serializers see
+    records (``send`` then goes through ``Path.send``)."""
+    return producer._path
 
 
 def wrap_producer(

@@ -82,8 +82,26 @@ class ClientWrapper:
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name == "wrapped":  # "wrapped": not set up (yet)
+            if name in _fields(type(self)):
+                # a subclass whose __init__ never called ours: as confluent's uninitialised client
+                raise RuntimeError(
+                    f"{self._closed_message} (or never set up: a subclass's __init__ must call"
+                    " super().__init__(config))"
+                )
             raise AttributeError(name)
         return getattr(self.wrapped, name)
+
+    _closed_message = "Handle has been closed"
+    """confluent-kafka's message for a closed (or never set up) client of this kind."""
+
+
+def _fields(cls: type) -> frozenset[str]:
+    """The slot names ``cls`` and its bases declare (the wrapper's own fields)."""
+    return frozenset(
+        name
+        for klass in cls.__mro__
+        for name in (klass.__dict__.get("__slots__", ()) if isinstance(klass, type) else ())
+    )
 
 
 def client_config(

@@ -59,6 +59,9 @@ HeaderTypes: TypeAlias = (
 _new_header = tuple.__new__
 
 
+_TYPED = {int: "LONG", bool: "BOOL"}  # the codec an error message suggests for a value
+
+
 def _checked(key: object, value: object) -> Header:
     """Validate one header and store its value as ``bytes`` (or ``None``).
 
@@ -83,6 +86,11 @@ def _checked(key: object, value: object) -> Header:
     raise TypeError(
         f"header {key!r}: value must be bytes, bytearray, memoryview, str or None,"
         f" got {type(value).__name__}"
+        + (
+            f"; a typed value: Headers.add_value({key!r}, v, kheaders.{_TYPED[type(value)]})"
+            if type(value) in _TYPED
+            else ""
+        )
     )
 
 
@@ -576,10 +584,21 @@ def trusted(
     h = _new_headers(Headers)
     if read_only:
         _list_extend(h, items)
+        if h and type(_list_getitem(h, 0)) is Header:
+            _uniform(h)
     else:
         _list_extend(h, [_as_header(x) for x in items])
     h._read_only = read_only
     return h
+
+
+def _uniform(h: Headers) -> None:
+    """Keep the rule :meth:`Headers.__iter__` reads by, for read-only ``h`` whose first pair
+    is a :class:`Header` (its callers look first): when the last is one too, every pair is
+    (else a plain tuple between them would be handed out as it is). A list mixing both
+    shapes is made all :class:`Header`; librdkafka's pairs are plain tuples, never checked."""
+    if type(_list_getitem(h, -1)) is Header and not all(type(x) is Header for x in _list_iter(h)):
+        _list_setitem(h, slice(None), [_as_header(x) for x in _list_iter(h)])
 
 
 def pairs_of(headers: Headers) -> list[tuple[str, bytes | None]]:
@@ -614,6 +633,8 @@ def received(items: Iterable[tuple[str, bytes | None]]) -> Headers:
     """
     h = _new_headers(Headers)
     _list_extend(h, items)
+    if h and type(_list_getitem(h, 0)) is Header:  # never from librdkafka (plain tuples)
+        _uniform(h)
     h._read_only = True
     return h
 
@@ -635,6 +656,8 @@ def received_all(
         if items:
             h = new(Headers)
             extend(h, items)
+            if type(items[0]) is Header:  # never from librdkafka (plain tuples)
+                _uniform(h)
             h._read_only = True
             append(h)
         else:

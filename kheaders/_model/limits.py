@@ -115,7 +115,7 @@ class HeaderLimits:
     >>> HeaderLimits(max_value_bytes=3).check([("id", b"1234")])
     Traceback (most recent call last):
     ...
-    kheaders._errors.HeaderLimitError: header 'id': value of 4 bytes exceeds max_value_bytes=3
+    kheaders.HeaderLimitError: header 'id': value of 4 bytes exceeds max_value_bytes=3
 
     Raises ValueError at construction for a limit below 1.
     """

@@ -31,9 +31,10 @@ from typing import Any, Self
 from confluent_kafka import KafkaException, Message, TopicPartition
 
 from kheaders._client.chain import InterceptorChain
-from kheaders._client.consumer import Consumer
+from kheaders._client.consumer import Consumer, kept_back
 from kheaders._errors import DeserializationError
 from kheaders._log import get_logger
+from kheaders._settings import config_bool
 from kheaders.aio._closing import AsyncClosing
 from kheaders.aio._loopreads import FORWARDED, TURN_AFTER, forwarding, loop_reads_allowed
 from kheaders.aio._threads import SLICE, Worker, wait_ended
@@ -53,10 +54,6 @@ _clock = time.monotonic
 method, several times the cost)."""
 _STORE = "enable.auto.offset.store"
 _REBALANCE_CALLBACKS = ("on_assign", "on_revoke", "on_lost")
-
-
-def _on(value: object) -> bool:
-    return value is True or (isinstance(value, str) and value.strip().lower() == "true")
 
 
 def _insert_in_order(items: list[Item], failure: DeserializationError) -> None:
@@ -107,9 +104,8 @@ class AIOConsumer(AsyncClosing):
         loop = asyncio.get_running_loop()
         self._loop = loop
         conf = dict(config)
-        self._store = _on(conf.get(_STORE, True))
-        if self._store:
-            conf[_STORE] = False  # stored here, when a record reaches the application
+        self._store = config_bool(conf.get(_STORE, True), _STORE)
+        conf[_STORE] = False  # stored here (if at all), when a record reaches the application
         self._worker = Worker("kheaders-aio-consumer", loop)
         for name in FORWARDED:  # served by a read on the loop thread: run on the worker
             if conf.get(name) is not None:
@@ -186,7 +182,7 @@ class AIOConsumer(AsyncClosing):
                 items.extend(sync.consume(num, 0))
         except DeserializationError as exc:
             failures.append(exc)
-        while sync._pending:  # what the batch kept back is raised first, one per call
+        while kept_back(sync):  # what the batch kept back is raised first, one per call
             try:
                 sync.consume(1, 0)
             except DeserializationError as exc:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 
-from kheaders._client.consumer import Consumer
+from kheaders._client.consumer import Consumer, deserializers_of
 from kheaders._serde.builtin import (
     BytesDeserializer,
     DoubleDeserializer,
@@ -64,8 +64,7 @@ def loop_reads_allowed(config: Mapping[str, object], consumer: Consumer) -> bool
         return False
     if consumer.interceptors.on_commit:
         return False
-    # the bound methods the kheaders Consumer calls (its own package's private state)
-    return _local(consumer._key_de) and _local(consumer._value_de)
+    return all(_local(d) for d in deserializers_of(consumer))
 
 
 def forwarding(

@@ -19,16 +19,23 @@ import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException, Message
 
 from kheaders._client.producer import Producer
+from kheaders._client.rawcall import RawProduce
 
-_produce = confluent_kafka.Producer.produce
+_produce = confluent_kafka.cimpl.Producer.produce
 
 Parked = tuple[Any, ...]
 """A parked record: ``produce``'s 8 arguments, by position (see :data:`_FIELDS`)."""
 
 
-class ParkingProducer(confluent_kafka.Producer):
+class ParkingProducer(confluent_kafka.cimpl.Producer):
     """``confluent_kafka.Producer`` whose ``produce`` parks records instead of raising
-    BufferError. Only the thread of the event loop produces and unparks."""
+    BufferError. Only the thread of the event loop produces and unparks.
+
+    confluent's own class (``cimpl``), never the name ``confluent_kafka.Producer``, which
+    OpenTelemetry's ``instrument()`` may have swapped for its subclass before this module was
+    imported: the instrumentation leaves asyncio clients alone (as it leaves confluent's
+    ``confluent_kafka.aio`` alone), so the interceptors trace them, whatever the import order.
+    """
 
     def __init__(self, config: dict[str, Any]) -> None:
         super().__init__(config)
@@ -90,19 +97,20 @@ class ParkingProducer(confluent_kafka.Producer):
 class LoopProducer(Producer):
     """kheaders' Producer over a :class:`ParkingProducer`: the async producer's engine.
 
-    Its lean records (``_produce_carried``) go to confluent's C ``produce`` directly, not
-    through :meth:`ParkingProducer.produce` (a Python call less per record): the async
-    producer hands a record over only when nothing is parked, and one refused for room is
-    parked (:meth:`ParkingProducer.park`).
+    Its carried records go to confluent's C ``produce`` directly, not through
+    :meth:`ParkingProducer.produce` (a Python call less per record): the async producer hands
+    a record over only when nothing is parked, and one refused for room is parked
+    (:meth:`ParkingProducer.park`).
     """
 
     _client_class = ParkingProducer
 
-    def _setup(self, raw: confluent_kafka.Producer, *parts: Any) -> None:
-        super()._setup(raw, *parts)
+    def _carriers(
+        self, raw: confluent_kafka.Producer, produce: RawProduce
+    ) -> tuple[RawProduce, RawProduce | None]:
         if isinstance(raw, ParkingProducer):
-            self._carry = _produce.__get__(raw)
-            self._park = raw.park
+            return _produce.__get__(raw), raw.park
+        return produce, None
 
 
 def _kafka_error(exc: Exception) -> KafkaError:

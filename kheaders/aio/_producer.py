@@ -19,8 +19,9 @@ from typing import Any, cast
 from confluent_kafka import KafkaException, Message
 
 from kheaders._client.chain import InterceptorChain
-from kheaders._client.delivery import AckHook, Kept, metadata_of, read_only
-from kheaders._client.producer import Producer
+from kheaders._client.delivery import AckHook, metadata_of, read_only
+from kheaders._client.outgoing import Kept
+from kheaders._client.producer import Producer, path_of
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
@@ -192,9 +193,12 @@ class AIOProducer(AsyncClosing):
         raw = cast(ParkingProducer, self._sync.wrapped)
         self._raw = raw
         self._parked = raw.parked
-        self._carried = self._sync._produce_carried
+        path = path_of(self._sync)
+        self._carried = path.carry
         # interceptors that only acknowledge: each record's future runs them (see _Acked)
-        self._acking = self._sync._ack if self._sync._acking else None
+        self._acking = path.acknowledge
+        # nothing sees a record before librdkafka: send() takes the carried path too
+        self._lean = not path.sees_records and path.acknowledge is None
         self._deliveries = deliveries = _Deliveries(loop, raw)
         self._append = deliveries.append
         self._worker = Worker("kheaders-aio-producer", loop)
@@ -256,7 +260,7 @@ class AIOProducer(AsyncClosing):
         parked = self._parked
         if parked:
             await self._wait_room()
-        if self._sync._lean:  # nothing sees the record before librdkafka: the carried path
+        if self._lean:  # nothing sees the record before librdkafka: the carried path
             headers = record.headers
             if type(headers) is not Headers:
                 headers = record.headers = Headers(headers)

@@ -1,5 +1,6 @@
 """Find or start a real Kafka-protocol broker (used by the tests, the CLI and the benchmarks)."""
 
+from kheaders import _public
 from kheaders.broker._finder import (
     BOOTSTRAP_ENV,
     DEFAULT_KAFKA_IMAGE,
@@ -29,3 +30,4 @@ __all__ = [
     "running_broker",
     "wait_for_broker",
 ]
+_public.claim(__name__, globals())

@@ -12,6 +12,7 @@ Order of preference (:func:`find_or_start_broker`):
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import socket
@@ -31,7 +32,7 @@ from kheaders._errors import BrokerUnavailableError
 BOOTSTRAP_ENV = "KHEADERS_BOOTSTRAP"
 """Environment variable naming an existing cluster's bootstrap servers."""
 
-DEFAULT_KAFKA_IMAGE = "apache/kafka:3.9.1"
+DEFAULT_KAFKA_IMAGE = "apache/kafka:4.1.1"
 
 # Settings Tansu would otherwise read from the environment; we pass ours explicitly.
 _TANSU_ENV_VARS = (
@@ -63,6 +64,10 @@ class Broker:
             self._owner = None
 
 
+_UNANSWERED = (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+"""librdkafka's codes for "no broker answered"."""
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -89,6 +94,21 @@ def wait_for_broker(bootstrap: str, timeout: float = 30.0) -> None:
     raise BrokerUnavailableError(f"broker {bootstrap} did not answer within {timeout}s: {last}")
 
 
+class _LastError:
+    """A confluent-kafka ``logger`` that keeps librdkafka's last error-level line (the cause
+    an error message can quote: "Connect to ... failed: Connection refused") and prints none."""
+
+    def __init__(self) -> None:
+        self.line: str | None = None
+
+    def log(self, level: int, fmt: str, *args: Any) -> None:
+        if level >= logging.ERROR:
+            try:
+                self.line = fmt % args
+            except (TypeError, ValueError):
+                self.line = " ".join(str(a) for a in (fmt, *args))
+
+
 def create_topic(
     bootstrap: str,
     topic: str,
@@ -99,21 +119,43 @@ def create_topic(
 ) -> str:
     """Create ``topic`` (replication factor 1) and wait until its metadata shows every partition.
 
-    Raises BrokerUnavailableError if creation fails for any reason other than "exists".
+    Raises BrokerUnavailableError if creation fails for any reason other than "exists"; when
+    no broker answers within ``timeout`` seconds, its message names ``bootstrap`` and
+    librdkafka's last error (the connection refused, the name that did not resolve).
     """
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    log = _LastError()
+    conf: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": log}
+    admin = AdminClient(conf)
+
+    def unanswered(doing: str, exc: BaseException) -> BrokerUnavailableError:
+        admin.poll(0)  # serves librdkafka's queued log lines to ``log``
+        cause = f": {exc}" if str(exc) else ""
+        return BrokerUnavailableError(
+            f"could not create topic {topic!r}: Kafka at bootstrap servers {bootstrap!r} did "
+            f"not answer {doing} within {timeout}s{cause}"
+            + (f"; client log: {log.line}" if log.line else "")
+        )
+
     new = NewTopic(
         topic, num_partitions=partitions, replication_factor=1, config=dict(config or {})
     )
     future = admin.create_topics([new], operation_timeout=timeout)[topic]
     try:
         future.result(timeout=timeout)
+    except TimeoutError as exc:  # concurrent.futures' (the builtin since 3.11)
+        raise unanswered("the create request", exc) from exc
     except KafkaException as exc:
-        if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+        code = exc.args[0].code()
+        if code in _UNANSWERED:
+            raise unanswered("the create request", exc) from exc
+        if code != KafkaError.TOPIC_ALREADY_EXISTS:
             raise BrokerUnavailableError(f"could not create topic {topic!r}: {exc}") from exc
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        meta = admin.list_topics(topic, timeout=timeout).topics.get(topic)
+        try:
+            meta = admin.list_topics(topic, timeout=timeout).topics.get(topic)
+        except KafkaException as exc:
+            raise unanswered("a metadata request", exc) from exc
         if meta is not None and meta.error is None and len(meta.partitions) == partitions:
             return topic
         time.sleep(0.05)
@@ -143,7 +185,9 @@ class EmbeddedBroker:
     ``advertised_port`` (default: ``port``) is the port the broker names in metadata; set it
     to put something between clients and the broker (e.g. a fault-injecting proxy that
     listens there and forwards to ``port``). Clients that bootstrap at :attr:`advertised`
-    then reach the broker only through that port.
+    then reach the broker only through that port. ``cluster_id`` (default: Tansu's own,
+    ``tansu_cluster``) is the id metadata reports: two brokers with different ids are two
+    clusters.
 
     >>> with EmbeddedBroker() as broker:  # doctest: +SKIP
     ...     print(broker.bootstrap)
@@ -156,8 +200,10 @@ class EmbeddedBroker:
         *,
         binary: str | None = None,
         advertised_port: int | None = None,
+        cluster_id: str | None = None,
     ) -> None:
         self.port = port or free_port()
+        self.cluster_id = cluster_id
         self.advertised_port = advertised_port or self.port
         self._binary = binary
         self._process: subprocess.Popen[bytes] | None = None
@@ -215,6 +261,7 @@ class EmbeddedBroker:
                 f"tcp://127.0.0.1:{self.advertised_port}",
                 "--storage-engine",
                 "memory://tansu/",
+                *(["--cluster-id", self.cluster_id] if self.cluster_id else []),
             ],
             stdin=subprocess.DEVNULL,
             stdout=self._log,

@@ -7,6 +7,13 @@ import signal
 import threading
 from typing import Any
 
+FIRST_CONSUMER_HINT = (
+    "consumer groups: with librdkafka's defaults a group join here takes about 23 s; build a "
+    "subscribing consumer's config with kheaders.broker.fast_consumer_config(bootstrap, "
+    "group_id) (joins in about 3 s), or assign() partitions (no join)"
+)
+"""Printed under the address: a first consumer would otherwise print nothing for 20 s."""
+
 
 def register(subparsers: Any) -> None:
     """Add the ``broker`` subcommand."""
@@ -16,6 +23,9 @@ def register(subparsers: Any) -> None:
         description="Start the embedded broker (memory storage) on loopback until interrupted.",
     )
     parser.add_argument("--port", type=int, default=None, help="port (default: a free one)")
+    parser.add_argument(
+        "--cluster-id", default=None, help="the cluster id metadata reports (default: Tansu's)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -25,8 +35,9 @@ def run(args: argparse.Namespace) -> int:
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with EmbeddedBroker(args.port) as broker:
+    with EmbeddedBroker(args.port, cluster_id=args.cluster_id) as broker:
         print(f"bootstrap.servers={broker.bootstrap}", flush=True)
+        print(FIRST_CONSUMER_HINT, flush=True)
         try:
             while not stop.wait(0.5):
                 if not broker.running:

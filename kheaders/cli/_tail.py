@@ -19,10 +19,11 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from kheaders._errors import DeserializationError, InvalidNameError
+from kheaders._errors import ConfigurationError, DeserializationError, InvalidNameError
 from kheaders._model.keys import check_name
 from kheaders._model.received import message_headers
 from kheaders._model.redact import Redactor, printable, render_headers, render_value
+from kheaders.cli import _protected
 
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
 
@@ -68,10 +69,11 @@ def register(subparsers: Any) -> None:
         metavar="KEY",
         help="also redact this header key (case-insensitive; repeatable)",
     )
+    _protected.add_arguments(parser)
     parser.set_defaults(handler=run)
 
 
-def format_record(msg: Message, redactor: Redactor) -> str:
+def format_record(msg: Message, redactor: Redactor, check: _protected.Checker | None = None) -> str:
     """One record as text: a title line, the value, then one line per header.
 
     Everything a peer supplied is rendered safely: keys, values and record keys as text only
@@ -94,9 +96,13 @@ def format_record(msg: Message, redactor: Redactor) -> str:
     except DeserializationError:
         lines.append("  headers: <unreadable: a header key is not UTF-8>")
         return "\n".join(lines)
+    _protected.protected_lines(msg, raw or (), lines, check)  # kheaders.protect records
     pairs = render_headers(raw or (), redactor)  # keys escaped, secrets redacted
     lines.append(f"  headers ({len(pairs)}):")
     lines.extend(f"    {key}: {text}" for key, text in pairs)
+    from kheaders.processing import describe  # lazily: `kheaders --help` stays light
+
+    lines.extend(f"  {line}" for line in describe(raw or ()))  # retry / dead-letter state
     return "\n".join(lines)
 
 
@@ -119,6 +125,11 @@ def run(args: argparse.Namespace) -> int:
         return 2
     redactor = Redactor(extra=tuple(args.redact_key), enabled=not args.no_redact)
     try:
+        check = _protected.checker(args)
+    except ConfigurationError as exc:
+        print(f"kheaders tail: {printable(str(exc))}", file=sys.stderr)
+        return 2
+    try:
         return tail(
             bootstrap,
             args.topic,
@@ -128,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
             limit=args.max,
             timeout=args.timeout,
             group=args.group,
+            check=check,
         )
     except KeyboardInterrupt:
         return 0
@@ -145,6 +157,7 @@ def tail(
     limit: int | None = None,
     timeout: float | None = None,
     group: str | None = None,
+    check: _protected.Checker | None = None,
 ) -> int:
     """Print ``topic``'s records to ``out`` until ``limit`` records or ``timeout`` idle seconds."""
     from kheaders._client.consumer import Consumer
@@ -197,7 +210,7 @@ def tail(
                 print(f"kheaders tail: {printable(str(msg.error()))}", file=sys.stderr)
                 continue
             last = time.monotonic()
-            print(format_record(msg, redactor), file=out, flush=True)
+            print(format_record(msg, redactor, check), file=out, flush=True)
             printed += 1
         if not printed and errors:
             print(

@@ -10,8 +10,7 @@ a version header.
 See ``docs/compaction.md`` for the rules, the cross-partition choice and the encodings.
 """
 
-from __future__ import annotations
-
+from kheaders import _public
 from kheaders.compaction._latest import (
     CompactionStats,
     ConsumedMessage,
@@ -66,3 +65,4 @@ __all__ = [
     "latest",
     "write_state",
 ]
+_public.claim(__name__, globals())

@@ -9,6 +9,7 @@ client configs.
 ``import kheaders`` does not import this module.
 """
 
+from kheaders import _public
 from kheaders.demo._audit import (
     AuditRecord,
     AuditReport,
@@ -59,3 +60,4 @@ __all__ = [
     "setup_metrics",
     "setup_tracing",
 ]
+_public.claim(__name__, globals())

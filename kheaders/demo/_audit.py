@@ -166,7 +166,8 @@ def _hop_text(row: AuditRecord) -> str:
 
 def format_audit(report: AuditReport, show: int | None = None) -> str:
     """The report as text: counts, client ids, latency summary, one line per trace (up to
-    ``show`` of them; ``None``: all), the problems, and ``RESULT: OK`` or ``RESULT: FAILED``.
+    ``show`` of them and how many more; ``None``: all; ``0``: none, a summary), the problems,
+    and ``RESULT: OK`` or ``RESULT: FAILED``.
     """
     lines = [
         f"audit: {report.source} -> {report.sink}",
@@ -189,7 +190,7 @@ def format_audit(report: AuditReport, show: int | None = None) -> str:
         hops = " -> ".join(_hop_text(r) for r in t.hops)
         gap = ", ".join(f"+{g} ms" for g in t.latencies_ms) or "-"
         lines.append(f"  trace {t.trace_id}  {hops}  latency {gap}")
-    if len(shown) < len(report.traces):
+    if shown and len(shown) < len(report.traces):  # show=0: a summary, no trace lines at all
         lines.append(f"  ... {len(report.traces) - len(shown)} more traces")
     lines.extend(f"PROBLEM: {p}" for p in report.problems)
     lines.append("RESULT: OK" if report.ok else "RESULT: FAILED")

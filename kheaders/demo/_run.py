@@ -299,7 +299,7 @@ def run_demo(options: DemoOptions, out: TextIO) -> int:
                 {topics.orders: SHIPPING_CLIENT_ID},
             )
         print(format_audit(report, options.show), file=out)
-        print(format_audit(hop, 0), file=out)  # the sync -> asyncio hop; traces listed above
+        print(format_audit(hop, 0), file=out)  # the sync -> asyncio hop: its summary
         for problem in problems:
             print(f"PROBLEM: {problem}", file=out)
         problems.extend(report.problems)

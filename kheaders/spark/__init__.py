@@ -2,8 +2,6 @@
 ``kafka`` format, through confluent-kafka), header column functions, KIP-280 compaction in
 Spark SQL, and the pipeline job. Needs the ``spark`` extra (pyspark, pyarrow)."""
 
-from __future__ import annotations
-
 try:
     import pyarrow  # noqa: F401
     import pyspark  # noqa: F401
@@ -12,7 +10,14 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
         "kheaders.spark needs pyspark and pyarrow: pip install 'kheaders[spark]'"
     ) from exc
 
+from kheaders import _public
 from kheaders.spark._arrow import HEADERS_TYPE, arrow_schema, kafka_schema
+from kheaders.spark._cloudevents import (
+    cloudevent_attribute,
+    cloudevent_columns,
+    cloudevent_time,
+    register_cloudevent_functions,
+)
 from kheaders.spark._cluster import check_workers
 from kheaders.spark._compact import compact
 from kheaders.spark._errors import (
@@ -55,6 +60,9 @@ __all__ = [
     "WorkerSetupError",
     "arrow_schema",
     "check_workers",
+    "cloudevent_attribute",
+    "cloudevent_columns",
+    "cloudevent_time",
     "compact",
     "header_last",
     "header_long",
@@ -70,8 +78,10 @@ __all__ = [
     "prepare_local_spark",
     "read_kafka",
     "register",
+    "register_cloudevent_functions",
     "register_functions",
     "set_header",
     "trace_id",
     "with_header",
 ]
+_public.claim(__name__, globals())

@@ -21,6 +21,7 @@ from pyspark.sql.types import (
     StringType,
     StructField,
     StructType,
+    TimestampType,
 )
 
 from kheaders._errors import ConfigurationError
@@ -345,6 +346,7 @@ def sink_options(options: Mapping[str, str], schema: StructType) -> SinkOptions:
         "topic": (StringType(),),
         "partition": (IntegerType(),),
         "headers": (HEADERS_TYPE,),
+        "timestamp": (TimestampType(),),
     }
     for name, allowed in checks.items():
         if name in types and _strip_nullability(types[name]) not in allowed:

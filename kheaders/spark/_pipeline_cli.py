@@ -191,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pyspark.sql import SparkSession
 
     from kheaders.spark import prepare_local_spark
+    from kheaders.spark._errors import python_cause
     from kheaders.spark._pipeline import format_report, run_pipeline
 
     started = time.monotonic()
@@ -223,8 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KHeadersError, ValueError) as exc:
         print(f"pipeline failed: {exc}", file=sys.stderr)
         return 1
-    except Exception as exc:  # Spark/py4j errors: report, never a traceback dump
-        print(f"pipeline failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+    except Exception as exc:  # Spark/py4j errors: report the cause, never a traceback dump
+        cause = python_cause(exc) or f"{type(exc).__name__}: {exc}"
+        print(f"pipeline failed: {cause}", file=sys.stderr)
         return 1
     print(format_report(result))
     return 0

@@ -24,7 +24,7 @@ from pyspark.sql.types import StructType
 
 from kheaders._settings import config_bool
 from kheaders.spark._arrow import kafka_schema
-from kheaders.spark._cluster import check_workers
+from kheaders.spark._cluster import check_workers, use_this_interpreter_locally
 from kheaders.spark._errors import DataLossError
 from kheaders.spark._offsets import (
     TP,
@@ -221,10 +221,14 @@ class KafkaStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 def register(spark: SparkSession, *, check: bool = True) -> None:
     """Register the ``kheaders`` data source with ``spark`` (idempotent).
 
+    With a ``local`` master, Spark's Python workers run on this interpreter unless
+    ``PYSPARK_PYTHON`` or ``spark.pyspark.python`` names another one.
+
     With ``check`` (once per application) a tiny task first makes sure Spark's Python
     workers can import kheaders, confluent-kafka and pyarrow. Raises WorkerSetupError,
     saying how to ship them (docs/spark-cluster.md), when they cannot.
     """
+    use_this_interpreter_locally(spark)
     if check:
         check_workers(spark)
     spark.dataSource.register(KafkaDataSource)

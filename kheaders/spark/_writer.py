@@ -57,6 +57,15 @@ def _column(batch: pa.RecordBatch, name: str, n: int) -> list[Any]:
     return batch.column(index).to_pylist()  # type: ignore[no-any-return]
 
 
+def _timestamps_ms(batch: pa.RecordBatch, n: int) -> list[int | None]:
+    """The ``timestamp`` column (Spark's microseconds) in epoch ms, or nulls without it."""
+    index = batch.schema.get_field_index("timestamp")
+    if index < 0:
+        return [None] * n
+    micros = batch.column(index).cast(pa.int64()).to_pylist()
+    return [None if t is None else t // 1000 for t in micros]
+
+
 def write_batches(options: SinkOptions, batches: Iterator[pa.RecordBatch]) -> KafkaCommitMessage:
     """Produce every row and wait for every delivery report.
 
@@ -87,6 +96,7 @@ def _produce_batch(
     values, keys = _column(batch, "value", n), _column(batch, "key", n)
     topics = [options.topic] * n if options.topic else _column(batch, "topic", n)
     partitions, headers = _column(batch, "partition", n), _column(batch, "headers", n)
+    stamps = _timestamps_ms(batch, n)
     produce = producer.produce
     for i in range(n):
         topic, hs, part = topics[i], headers[i], partitions[i]
@@ -98,6 +108,8 @@ def _produce_batch(
             check_sendable(kwargs["headers"], None)  # the key rule: a null key, NUL, ...
         if part is not None:
             kwargs["partition"] = part
+        if stamps[i] is not None:
+            kwargs["timestamp"] = stamps[i]
         while True:
             try:
                 produce(topic, values[i], keys[i], on_delivery=report, **kwargs)

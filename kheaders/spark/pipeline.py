@@ -3,10 +3,9 @@
 Also runs under ``spark-submit kheaders/spark/pipeline.py ...``; see :func:`run_pipeline`.
 """
 
-from __future__ import annotations
-
 import sys
 
+from kheaders import _public
 from kheaders.spark._pipeline import (
     MAX_TRACES,
     PipelineResult,
@@ -26,6 +25,7 @@ __all__ = [
     "run_pipeline",
     "trace_report",
 ]
+_public.claim("kheaders.spark.pipeline", globals())
 
 if __name__ == "__main__":
     sys.exit(main())

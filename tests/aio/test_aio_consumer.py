@@ -10,9 +10,10 @@ import time
 from typing import Any
 
 import pytest
-from confluent_kafka import Message, TopicPartition
+from confluent_kafka import KafkaException, Message, TopicPartition
 
 from kheaders import (
+    ConfigurationError,
     DeadLetterPublisher,
     DeserializationError,
     Headers,
@@ -161,6 +162,43 @@ async def test_records_read_ahead_are_not_committed(
     assert msg is not None
     assert msg.offset() == 3
     await again.close()
+
+
+@pytest.mark.parametrize("store", ["1", "t", " TRUE "])
+async def test_auto_offset_store_spelt_as_librdkafka_reads_true_still_stores_at_hand_over(
+    producer: AIOProducer, topic: str, bootstrap: str, store: str
+) -> None:
+    """librdkafka reads ``1`` and ``t`` as true: the consumer must read them so too, or
+    librdkafka stores the offsets of the whole batch read ahead."""
+    await _produce(producer, topic, [b"%d" % i for i in range(50)])
+    consumer = AIOConsumer(consumer_config(bootstrap, **{"enable.auto.offset.store": store}))
+    await consumer.assign([TopicPartition(topic, 0, 0)])
+    async for msg in consumer:  # reads ahead in a batch of up to 500
+        if msg.offset() == 2:
+            break
+    await consumer.commit(asynchronous=False)
+    committed = await consumer.committed([TopicPartition(topic, 0)], 10)
+    await consumer.close()
+    assert committed[0].offset == 3  # the records handed to the application, not the batch
+
+
+async def test_auto_offset_store_off_in_any_spelling_stores_nothing(
+    producer: AIOProducer, topic: str, bootstrap: str
+) -> None:
+    await _produce(producer, topic, [b"%d" % i for i in range(5)])
+    consumer = AIOConsumer(consumer_config(bootstrap, **{"enable.auto.offset.store": "off"}))
+    await consumer.assign([TopicPartition(topic, 0, 0)])
+    assert len(await read_all(consumer, 5)) == 5
+    with pytest.raises(KafkaException, match="NO_OFFSET"):  # nothing stored to commit
+        await consumer.commit(asynchronous=False)
+    committed = await consumer.committed([TopicPartition(topic, 0)], 10)
+    await consumer.close()
+    assert committed[0].offset < 0  # nothing stored, nothing committed
+
+
+async def test_auto_offset_store_with_a_word_nobody_reads_is_refused() -> None:
+    with pytest.raises(ConfigurationError, match=r"enable\.auto\.offset\.store"):
+        AIOConsumer({"group.id": "g", "enable.auto.offset.store": "sometimes"})
 
 
 async def test_interceptors_see_consumes_and_commits(

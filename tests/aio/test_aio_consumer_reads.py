@@ -5,9 +5,12 @@ the worker thread, rebalance callbacks included while records flow."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import threading
+import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,9 +18,9 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
 from kheaders import Headers, JsonDeserializer
 from kheaders.aio import AIOConsumer, AIOProducer
+from kheaders.aio import _consumer as consumer_module
 from kheaders.broker import fast_consumer_config
 from tests.aio.conftest import OpenConsumer, read_all
-from tests.aio.test_aio_loop import _assert_kept_ticking, _ticking
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -165,38 +168,92 @@ async def test_what_a_handed_on_callback_raises_is_raised_by_a_later_read(
         await read_on()
 
 
+def _work_of(seconds: float) -> Callable[[], None]:
+    """The application's own work per record: ``seconds`` of wall time spent on the loop
+    thread without awaiting (a spin on the clock: the same on a fast machine and a busy one,
+    so the read lasts long enough to count the loop's turns)."""
+
+    def work() -> None:
+        end = time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            pass
+
+    return work
+
+
+async def _turns_while_reading(
+    consumer: AIOConsumer, how: str, count: int, work: Callable[[], None]
+) -> list[int]:
+    """Read ``count`` held records, working on each without awaiting, beside a 10 ms ticker;
+    return how many records had been handled at each of the ticker's turns during the read.
+
+    Counted in records, not seconds: a busy machine stretches the read and the ticks alike,
+    a fast one shortens both; a loop that gets no turn shows as one span of every record.
+    """
+    seen = 0
+    marks: list[int] = []
+
+    async def ticker() -> None:
+        while True:
+            marks.append(seen)
+            await asyncio.sleep(0.010)
+
+    tick = asyncio.create_task(ticker())
+    await asyncio.sleep(0)  # the ticker's first mark: 0
+    if how == "consume":
+        while seen < count:
+            for _ in await consumer.consume(100, 5):  # handled without awaiting
+                work()
+                seen += 1
+    else:
+        async for _ in consumer:
+            work()
+            seen += 1
+            if seen == count:
+                break
+    done = seen
+    tick.cancel()
+    return [m for m in marks if 0 < m < done]
+
+
+def _longest_span(marks: list[int], count: int) -> int:
+    """The most records handled between two turns of the loop (read start and end included)."""
+    return max(b - a for a, b in itertools.pairwise([0, *marks, count]))
+
+
+TICK_RECORDS = 20_000
+WORK_PER_RECORD = 50e-6
+"""20,000 records of 50 µs each: at least 1 s of reading, about 100 ticks of 10 ms."""
+
+
 @pytest.mark.parametrize("how", ["consume", "async for"])
 async def test_ticker_keeps_ticking_while_held_records_are_read_on_the_loop(
     producer: AIOProducer, topic: str, open_consumer: OpenConsumer, how: str
 ) -> None:
     """Records that are always there never make a read wait: the consumer gives the loop a
     turn every few milliseconds instead (in ``async for`` between records), so other tasks
-    run while a task reads."""
-    count = 20_000
-    await _fill(producer, topic, count)
+    run while a task reads: the ticker runs all through the read, never more than a tenth of
+    the records apart (~100 ms of work; a turn every 5 ms gives one every ~200 records)."""
+    await _fill(producer, topic, TICK_RECORDS + 1)
     consumer = await open_consumer(topic)
     await _held(consumer)
+    marks = await _turns_while_reading(consumer, how, TICK_RECORDS, _work_of(WORK_PER_RECORD))
+    assert len(marks) >= 9, f"the ticker ran {len(marks)} times in {TICK_RECORDS} records"
+    assert _longest_span(marks, TICK_RECORDS) <= TICK_RECORDS // 10, marks
 
-    def work() -> int:  # about 20 µs of the application's own work per record
-        return sum(range(250))
 
-    async def read() -> None:
-        seen = 0
-        if how == "consume":
-            while seen < count - 1:
-                for _ in await consumer.consume(100, 5):  # handled without awaiting
-                    work()
-                    seen += 1
-        else:
-            async for _ in consumer:
-                work()
-                seen += 1
-                if seen == count - 1:
-                    break
-
-    duration, gaps = await _ticking(read())
-    assert gaps, f"the ticker never ran in {duration:.2f}s of reading"
-    _assert_kept_ticking(duration, gaps)
+async def test_the_ticker_measure_fails_when_the_loop_gets_no_turn(
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer, monkeypatch: Any
+) -> None:
+    """The measure above can fail: with the turns switched off, records held are read and
+    handled on the loop without a turn, and the ticker sees one span of every record."""
+    count = 5000
+    await _fill(producer, topic, count + 1)
+    consumer = await open_consumer(topic)
+    await _held(consumer)
+    monkeypatch.setattr(consumer_module, "TURN_AFTER", 3600.0)
+    marks = await _turns_while_reading(consumer, "async for", count, _work_of(WORK_PER_RECORD))
+    assert _longest_span(marks, count) > count // 10, marks
 
 
 async def test_handed_records_are_stored_before_the_loop_s_next_turn(

@@ -9,8 +9,10 @@ from kheaders import BrokerUnavailableError
 from kheaders.broker import (
     BOOTSTRAP_ENV,
     EmbeddedBroker,
+    create_topic,
     docker_available,
     find_or_start_broker,
+    free_port,
     wait_for_broker,
 )
 
@@ -60,6 +62,21 @@ def test_unreachable_env_cluster_fails_with_clear_error(monkeypatch: pytest.Monk
     monkeypatch.setenv(BOOTSTRAP_ENV, "127.0.0.1:1")
     with pytest.raises(BrokerUnavailableError, match=r"127\.0\.0\.1:1"):
         find_or_start_broker(timeout=1)
+
+
+def test_create_topic_at_a_wrong_address_names_the_bootstrap_and_the_cause() -> None:
+    wrong = f"127.0.0.1:{free_port()}"  # nothing listens there
+    with pytest.raises(BrokerUnavailableError) as caught:
+        create_topic(wrong, "orders", timeout=2)
+    text = str(caught.value)
+    assert "'orders'" in text
+    assert wrong in text
+    assert "Connection refused" in text  # librdkafka's cause, not an empty TimeoutError
+
+
+def test_create_topic_at_a_name_that_does_not_resolve_says_so() -> None:
+    with pytest.raises(BrokerUnavailableError, match=r"nosuchhost\.invalid:9092.*resolve"):
+        create_topic("nosuchhost.invalid:9092", "orders", timeout=2)
 
 
 def test_docker_path_reports_availability_without_raising() -> None:

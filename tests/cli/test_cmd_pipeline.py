@@ -26,7 +26,7 @@ def _kheaders(*args: str, prelude: str = "") -> subprocess.CompletedProcess[str]
     )
 
 
-@pytest.mark.parametrize("command", ["broker", "demo", "pipeline", "tail"])
+@pytest.mark.parametrize("command", ["broker", "demo", "pipeline", "tail", "mirror"])
 def test_every_subcommand_answers_help(command: str) -> None:
     result = _kheaders(command, "--help")
     assert result.returncode == 0, result.stderr

@@ -17,6 +17,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 import kheaders
 from interceptors.tracing import TracingConsumerInterceptor
 from kheaders import Headers, InvalidNameError, Producer, wrap_consumer, wrap_producer
+from kheaders._client.producer import path_of
 from tests.support.interceptors import Recorder
 
 UNREACHABLE = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}
@@ -31,7 +32,7 @@ def spied(p: Producer) -> list[Any]:
         real(*args)
         sent.append(args[-1])
 
-    p._raw_produce = spy
+    path_of(p).raw_produce = spy
     return sent
 
 

@@ -243,10 +243,11 @@ def test_fold_equals_the_two_stage_definition(
     ],
 )
 def test_docstring_examples_run(module: str) -> None:
-    import doctest
     import importlib
 
-    result = doctest.testmod(importlib.import_module(module))
+    from tests.support.doctests import run_doctests
+
+    result = run_doctests(importlib.import_module(module))
     assert result.failed == 0
     assert result.attempted > 0
 

@@ -22,6 +22,11 @@ from confluent_kafka import OFFSET_BEGINNING, Message, TopicPartition
 import kheaders
 
 FLAVOURS = ("confluent", "kheaders", "wrapped")
+PRODUCER_PATHS = ("acknowledging", "intercepted")
+"""kheaders producers whose interceptors make them take the other produce paths
+(kheaders._client.paths): one that only acknowledges, one whose ``on_send`` sees each record
+(and leaves it as it is). ``kheaders`` and ``wrapped`` take the plain path."""
+PRODUCER_FLAVOURS = (*FLAVOURS, *PRODUCER_PATHS)
 CLASSES = ("confluent", "kheaders")
 
 # Tansu joins a group in ~3 s with these (23 s with librdkafka's defaults); FIELD-NOTES
@@ -37,8 +42,21 @@ def consumer_class(flavour: str) -> type[Any]:
     return confluent_kafka.Consumer if flavour == "confluent" else kheaders.Consumer
 
 
+class _Acknowledging:
+    def on_acknowledgement(self, metadata: Any, error: Any, headers: Any) -> None:
+        pass
+
+
+class _Intercepting(_Acknowledging):
+    def on_send(self, record: Any) -> Any:
+        return record
+
+
 def build_producer(flavour: str, config: dict[str, Any], **kwargs: Any) -> Any:
     """A producer of ``flavour`` from ``config`` (``kwargs`` go to the constructor)."""
+    if flavour in PRODUCER_PATHS:
+        interceptor = _Acknowledging() if flavour == "acknowledging" else _Intercepting()
+        return kheaders.Producer(config, interceptors=[interceptor], **kwargs)
     if flavour == "wrapped":
         return kheaders.wrap_producer(confluent_kafka.Producer(config, **kwargs))
     return producer_class(flavour)(config, **kwargs)
@@ -52,6 +70,12 @@ def build_consumer(flavour: str, config: dict[str, Any], **kwargs: Any) -> Any:
 
 @pytest.fixture(params=FLAVOURS)
 def flavour(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(params=PRODUCER_FLAVOURS)
+def producer_flavour(request: pytest.FixtureRequest) -> str:
+    """A producer of each flavour, and kheaders' producers on each produce path."""
     return str(request.param)
 
 

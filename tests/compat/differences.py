@@ -14,7 +14,7 @@ from contextlib import contextmanager
 
 import pytest
 
-_BOTH = ("kheaders", "wrapped")
+_BOTH = ("kheaders", "wrapped", "acknowledging", "intercepted")
 
 REASONS: dict[str, str] = {
     "header_key_bytes_is_str_converted": (

@@ -69,15 +69,15 @@ def _logger(name: str) -> tuple[logging.Logger, _Lines]:
 
 @pytest.mark.parametrize("how", ["keyword", "config"])
 def test_logger_receives_librdkafka_logs(
-    flavour: str, how: str, producer_config: dict[str, Any]
+    producer_flavour: str, how: str, producer_config: dict[str, Any]
 ) -> None:
-    logger, lines = _logger(f"producer.{flavour}.{how}")
+    logger, lines = _logger(f"producer.{producer_flavour}.{how}")
     config = {**producer_config, "debug": "msg"}
-    with contract(f"producer_logger_{how}", flavour):
+    with contract(f"producer_logger_{how}", producer_flavour):
         if how == "keyword":
-            producer = build_producer(flavour, config, logger=logger)
+            producer = build_producer(producer_flavour, config, logger=logger)
         else:
-            producer = build_producer(flavour, {**config, "logger": logger})
+            producer = build_producer(producer_flavour, {**config, "logger": logger})
         producer.poll(0.1)
         assert any("INIT" in line for line in lines.lines), lines.lines[:3]
 
@@ -85,16 +85,18 @@ def test_logger_receives_librdkafka_logs(
 # -- return values and truthiness ------------------------------------------------------------
 
 
-def test_an_empty_producer_is_truthy(flavour: str, producer_config: dict[str, Any]) -> None:
-    with contract("producer_truthy", flavour):
-        producer = build_producer(flavour, producer_config)
+def test_an_empty_producer_is_truthy(
+    producer_flavour: str, producer_config: dict[str, Any]
+) -> None:
+    with contract("producer_truthy", producer_flavour):
+        producer = build_producer(producer_flavour, producer_config)
         assert len(producer) == 0
         assert bool(producer) is True
 
 
-def test_len_counts_records_not_yet_delivered(flavour: str) -> None:
-    with contract("producer_len", flavour):
-        producer = build_producer(flavour, dict(UNREACHABLE))
+def test_len_counts_records_not_yet_delivered(producer_flavour: str) -> None:
+    with contract("producer_len", producer_flavour):
+        producer = build_producer(producer_flavour, dict(UNREACHABLE))
         producer.produce("t", b"a")
         producer.produce("t", b"b")
         assert len(producer) >= 2  # librdkafka counts its pending events too
@@ -105,18 +107,20 @@ def test_len_counts_records_not_yet_delivered(flavour: str) -> None:
         assert len(producer) == 0
 
 
-def test_close_returns_true(flavour: str, producer_config: dict[str, Any], topic: str) -> None:
-    with contract("producer_close_returns_true", flavour):
-        producer = build_producer(flavour, producer_config)
+def test_close_returns_true(
+    producer_flavour: str, producer_config: dict[str, Any], topic: str
+) -> None:
+    with contract("producer_close_returns_true", producer_flavour):
+        producer = build_producer(producer_flavour, producer_config)
         producer.produce(topic, b"v")
         assert producer.close() is True
 
 
 def test_after_close_produce_raises_runtime_error(
-    flavour: str, producer_config: dict[str, Any]
+    producer_flavour: str, producer_config: dict[str, Any]
 ) -> None:
-    with contract("producer_closed_runtime_error", flavour):
-        producer = build_producer(flavour, producer_config)
+    with contract("producer_closed_runtime_error", producer_flavour):
+        producer = build_producer(producer_flavour, producer_config)
         producer.close()
         with pytest.raises(RuntimeError):
             producer.produce("t", b"v")
@@ -124,10 +128,10 @@ def test_after_close_produce_raises_runtime_error(
 
 
 def test_with_block_closes(
-    flavour: str, producer_config: dict[str, Any], topic: str, reader: Callable[..., Any]
+    producer_flavour: str, producer_config: dict[str, Any], topic: str, reader: Callable[..., Any]
 ) -> None:
-    with contract("producer_with_block_closes", flavour):
-        with build_producer(flavour, producer_config) as producer:
+    with contract("producer_with_block_closes", producer_flavour):
+        with build_producer(producer_flavour, producer_config) as producer:
             producer.produce(topic, b"in-with")
         assert [m.value() for m in reader(topic, 1)] == [b"in-with"]  # flushed on exit
         with pytest.raises(RuntimeError):
@@ -135,10 +139,10 @@ def test_with_block_closes(
 
 
 def test_flush_and_poll_return_counts(
-    flavour: str, producer_config: dict[str, Any], topic: str
+    producer_flavour: str, producer_config: dict[str, Any], topic: str
 ) -> None:
-    with contract("producer_flush_poll_counts", flavour):
-        producer = build_producer(flavour, producer_config)
+    with contract("producer_flush_poll_counts", producer_flavour):
+        producer = build_producer(producer_flavour, producer_config)
         served: list[object] = []
         producer.produce(topic, b"v", on_delivery=lambda err, msg: served.append(err))
         remaining = producer.flush(10)
@@ -159,7 +163,7 @@ def test_flush_and_poll_return_counts(
 
 
 def test_positional_and_keyword_produce(
-    flavour: str,
+    producer_flavour: str,
     producer_config: dict[str, Any],
     topic_factory: Callable[..., str],
     reader: Callable[..., Any],
@@ -170,8 +174,8 @@ def test_positional_and_keyword_produce(
     def on_delivery(err: KafkaError | None, msg: confluent_kafka.Message) -> None:
         reports.append((err, msg.partition(), msg.offset()))
 
-    with contract("producer_produce_arguments", flavour):
-        producer = build_producer(flavour, producer_config)
+    with contract("producer_produce_arguments", producer_flavour):
+        producer = build_producer(producer_flavour, producer_config)
         producer.produce(topic, b"v1", b"k1", 1)
         producer.produce(
             topic=topic,
@@ -190,20 +194,20 @@ def test_positional_and_keyword_produce(
         assert second.timestamp() == (confluent_kafka.TIMESTAMP_CREATE_TIME, 1_700_000_000_123)
 
 
-def test_delivery_report_for_a_failed_record(flavour: str) -> None:
+def test_delivery_report_for_a_failed_record(producer_flavour: str) -> None:
     errors: list[int] = []
-    with contract("producer_failed_delivery_report", flavour):
-        producer = build_producer(flavour, {**UNREACHABLE, "message.timeout.ms": 10})
+    with contract("producer_failed_delivery_report", producer_flavour):
+        producer = build_producer(producer_flavour, {**UNREACHABLE, "message.timeout.ms": 10})
         producer.produce("t", "payload", on_delivery=lambda err, msg: errors.append(err.code()))
         producer.produce("t", "\xc2\xc2", on_delivery=lambda err, msg: errors.append(err.code()))
         assert producer.flush(10) == 0
         assert errors == [KafkaError._MSG_TIMED_OUT] * 2
 
 
-def test_purge(flavour: str) -> None:
+def test_purge(producer_flavour: str) -> None:
     errors: list[int] = []
-    with contract("producer_purge", flavour):
-        producer = build_producer(flavour, dict(UNREACHABLE))
+    with contract("producer_purge", producer_flavour):
+        producer = build_producer(producer_flavour, dict(UNREACHABLE))
         producer.produce(
             "t", b"v", partition=0, callback=lambda err, msg: errors.append(err.code())
         )
@@ -216,7 +220,7 @@ def test_purge(flavour: str) -> None:
 
 
 def test_a_raising_callback_propagates_from_flush_on_each_thread(
-    flavour: str, producer_config: dict[str, Any], topic: str
+    producer_flavour: str, producer_config: dict[str, Any], topic: str
 ) -> None:
     """test_threads' contract: many threads share one producer; a callback error reaches flush."""
 
@@ -226,8 +230,8 @@ def test_a_raising_callback_propagates_from_flush_on_each_thread(
     def crash(err: object, msg: object) -> None:
         raise Intended
 
-    with contract("producer_threads", flavour):
-        producer = build_producer(flavour, producer_config)
+    with contract("producer_threads", producer_flavour):
+        producer = build_producer(producer_flavour, producer_config)
         raised: list[str] = []
         done: list[str] = []
 
@@ -291,18 +295,20 @@ def test_subclass_calls_super(
 PRODUCER_METHODS = sorted(n for n in dir(confluent_kafka.Producer) if not n.startswith("_"))
 
 
-def test_every_public_method_is_there(flavour: str, producer_config: dict[str, Any]) -> None:
-    with contract("producer_methods", flavour):
-        producer = build_producer(flavour, producer_config)
+def test_every_public_method_is_there(
+    producer_flavour: str, producer_config: dict[str, Any]
+) -> None:
+    with contract("producer_methods", producer_flavour):
+        producer = build_producer(producer_flavour, producer_config)
         missing = [n for n in PRODUCER_METHODS if not callable(getattr(producer, n, None))]
         assert missing == []
 
 
 def test_delegated_methods_answer(
-    flavour: str, producer_config: dict[str, Any], topic: str
+    producer_flavour: str, producer_config: dict[str, Any], topic: str
 ) -> None:
-    with contract("producer_delegated_calls", flavour):
-        producer = build_producer(flavour, producer_config)
+    with contract("producer_delegated_calls", producer_flavour):
+        producer = build_producer(producer_flavour, producer_config)
         assert topic in producer.list_topics(timeout=10).topics
         assert producer.cluster_id(timeout=10) is None or isinstance(producer.cluster_id(), str)
         assert producer.produce_batch(topic, [{"value": b"a"}, {"value": b"b"}]) == 2
@@ -312,19 +318,21 @@ def test_delegated_methods_answer(
 
 
 def test_produce_batch_with_headers(
-    flavour: str, producer_config: dict[str, Any], topic: str, reader: Callable[..., Any]
+    producer_flavour: str, producer_config: dict[str, Any], topic: str, reader: Callable[..., Any]
 ) -> None:
-    producer = build_producer(flavour, producer_config)
+    producer = build_producer(producer_flavour, producer_config)
     assert producer.produce_batch(topic, [{"value": b"a", "headers": [("h", b"1")]}]) == 1
     assert producer.flush(10) == 0
     (msg,) = reader(topic, 1)
     assert msg.value() == b"a"
-    with contract("produce_batch_drops_headers", flavour):
+    with contract("produce_batch_drops_headers", producer_flavour):
         assert msg.headers() is None
 
 
-def test_sasl_credentials_are_delegated(flavour: str, producer_config: dict[str, Any]) -> None:
-    with contract("producer_sasl_credentials", flavour):
-        producer = build_producer(flavour, producer_config)
+def test_sasl_credentials_are_delegated(
+    producer_flavour: str, producer_config: dict[str, Any]
+) -> None:
+    with contract("producer_sasl_credentials", producer_flavour):
+        producer = build_producer(producer_flavour, producer_config)
         assert producer.set_sasl_credentials("user", "secret") is None
         producer.close()

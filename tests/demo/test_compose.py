@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from kheaders.broker import docker_available, free_port
+from kheaders.broker import DEFAULT_KAFKA_IMAGE, docker_available, free_port
+from kheaders.demo import NOTIFICATIONS_TOPIC
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker-compose.yml"
-SERVICES = ("orders", "shipping", "audit")
+SERVICES = ("orders", "shipping", "notifications", "audit")
 
 
 def _load_compose() -> dict[str, object] | None:
@@ -72,6 +73,35 @@ def test_compose_file_declares_kafka_kraft_jaeger_and_the_services() -> None:
         )
         assert service["depends_on"]["kafka"]["condition"] == "service_healthy"
         assert "otel-collector" in service["depends_on"]
+
+
+def test_compose_runs_apache_kafka_4_1_in_kraft_mode_with_a_4_x_config() -> None:
+    yaml = pytest.importorskip("yaml", reason="PyYAML (dev extra) parses the compose files")
+    compose = yaml.safe_load(COMPOSE.read_text())
+    kafka = compose["services"]["kafka"]
+    version = kafka["image"].removeprefix("apache/kafka:")
+    assert version.split(".")[:2] == ["4", "1"], kafka["image"]
+    assert kafka["image"] == DEFAULT_KAFKA_IMAGE  # testcontainers' broker: the same Kafka
+    env = kafka["environment"]
+    assert not any("ZOOKEEPER" in key for key in env)  # Kafka 4 has KRaft only
+    assert env["KAFKA_PROCESS_ROLES"] == "broker,controller"
+    assert env["KAFKA_CONTROLLER_QUORUM_VOTERS"] == "1@kafka:9093"
+    assert env["KAFKA_CONTROLLER_LISTENER_NAMES"] == "CONTROLLER"
+    assert "CONTROLLER://:9093" in env["KAFKA_LISTENERS"]
+    for single_node in ("OFFSETS_TOPIC", "TRANSACTION_STATE_LOG", "SHARE_COORDINATOR_STATE_TOPIC"):
+        assert env[f"KAFKA_{single_node}_REPLICATION_FACTOR"] == "1"
+
+
+def test_compose_runs_the_asyncio_notifications_service_and_audits_its_hop() -> None:
+    """The services `kheaders demo` runs: the asyncio notifications service among them, and
+    the audit of its hop (shipments -> notifications)."""
+    yaml = pytest.importorskip("yaml", reason="PyYAML (dev extra) parses the compose files")
+    services = yaml.safe_load(COMPOSE.read_text())["services"]
+    notifications = services["notifications"]
+    assert notifications["command"] == ["python", "-m", "examples.notifications"]
+    assert notifications["depends_on"]["kafka"]["condition"] == "service_healthy"
+    audit = services["audit"]["command"]
+    assert audit[audit.index("--notifications-topic") + 1] == NOTIFICATIONS_TOPIC
 
 
 def _mounted(service: dict[str, object], target: str) -> Path:
@@ -202,7 +232,8 @@ def test_compose_stack_runs_the_services_and_the_audit_is_clean() -> None:
         assert "records in (orders): 30  records out (shipments): 30  expected: 30" in logs
         assert "complete across both hops: 30  problems: 0" in logs
         assert "client ids per trace: orders-service -> shipping-service" in logs
-        assert "RESULT: OK" in logs
+        assert "client ids per trace: shipping-service -> notification-service" in logs
+        assert logs.count("RESULT: OK") == 2
         deadline = time.monotonic() + 60
         seen: set[str] = set()
         while time.monotonic() < deadline and not {"orders-service", "shipping-service"} <= seen:
@@ -226,3 +257,12 @@ def test_compose_stack_runs_the_services_and_the_audit_is_clean() -> None:
         assert "messaging_client_operation_duration" in exposition
     finally:
         compose("down", "-v", "--remove-orphans", timeout=300)
+
+
+def test_readme_says_where_compose_is_described_that_it_was_not_run_here() -> None:
+    readme = (ROOT / "README.md").read_text()
+    start = readme.index("`docker compose up` starts")
+    paragraph = readme[start : readme.index("\n\n", start)]
+    assert "Apache Kafka 4.1" in paragraph
+    assert "notification" in paragraph
+    assert "no Docker engine" in paragraph

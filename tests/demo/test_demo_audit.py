@@ -38,6 +38,18 @@ def test_whole_traces_pass_with_hops_clients_and_latency() -> None:
     assert text.endswith("RESULT: OK")
 
 
+def test_a_summary_lists_no_trace_and_says_nothing_of_more_traces() -> None:
+    records = [_order(T1, 0), _shipment(T1, 0), _order(T2, 1), _shipment(T2, 1)]
+    report = audit(records, "orders", "shipments", expected=2)
+    summary = format_audit(report, 0)  # the demo's second audit
+    assert "more traces" not in summary
+    assert "  trace " not in summary
+    assert "traces: 2  complete across both hops: 2" in summary
+    one = format_audit(report, 1).splitlines()
+    assert sum(line.startswith("  trace ") for line in one) == 1
+    assert "  ... 1 more traces" in one
+
+
 def test_a_shipment_in_another_trace_is_a_broken_trace() -> None:
     report = audit([_order(T1, 0), _shipment(T2, 0)], "orders", "shipments")
     assert not report.ok

@@ -10,7 +10,11 @@ import pytest
 from kheaders.broker import BOOTSTRAP_ENV, create_topic
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "aio.md"
-EXAMPLES = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+EXAMPLES = [
+    code
+    for code in re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+    if "signal.SIGTERM" not in code  # runs until stopped: tests/docs/test_docs_shutdown.py
+]
 TOPICS = ("aio-doc", "aio-doc-in", "aio-doc-traced")
 
 

@@ -116,7 +116,13 @@ assert state[b"k"].value() == b"v2"   # the higher version wins over the later o
 """,
         ),
     ],
-    "docs/aio.md": [Elsewhere("tests/docs/test_docs_aio.py")] * 3,
+    "docs/aio.md": [
+        *[Elsewhere("tests/docs/test_docs_aio.py")] * 2,
+        Elsewhere("tests/docs/test_docs_shutdown.py"),
+        Elsewhere("tests/docs/test_docs_aio.py"),
+    ],
+    "docs/cloudevents.md": [Elsewhere("tests/cloudevents/test_docs.py")] * 11
+    + [Elsewhere("tests/spark/test_cloudevents.py")],
     "docs/architecture.md": [],
     "docs/clients.md": [
         Elsewhere("tests/docs/test_docs_clients.py"),
@@ -137,6 +143,7 @@ producer.close()
 assert msg.headers().last_header("traceparent") is not None
 """,
         ),
+        Elsewhere("tests/docs/test_docs_shutdown.py"),
         Run(
             prelude="""
 import kheaders
@@ -165,6 +172,7 @@ assert handled == [{"id": 1}]
 assert dead.value() == b"not json"
 assert list(dead.headers())[0] == ("trace", b"abc")
 assert dict(dead.headers())["kheaders.dlt.original.topic"] == "orders".encode()
+assert consumer.committed([TopicPartition("orders", 0)])[0].offset == 2  # the poison too
 consumer.close()
 producer.close()
 """,
@@ -276,6 +284,9 @@ assert sent.headers().last_value("correlation.id") == correlation.encode()
         ),
         Elsewhere("tests/interceptors/test_metrics_docs.py"),
     ],
+    "docs/mirror.md": [Elsewhere("tests/mirror/test_docs_mirror.py")] * 3
+    + [Elsewhere("tests/mirror/test_spark_mirror.py")] * 2,
+    "docs/protect.md": [Elsewhere("tests/protect/test_protect_docs.py")] * 4,
     "docs/serde.md": [
         Elsewhere("tests/serde/test_serde.py"),
         Elsewhere("tests/serde/test_serde.py"),
@@ -307,6 +318,7 @@ assert msg.headers().to_list() == [("content-type", b"application/json")]
         ),
         Elsewhere("tests/serde/test_serde.py"),
     ],
+    "docs/processing.md": [Elsewhere("tests/processing/test_docs_processing.py")] * 4,
     "docs/spark-cluster.md": [Elsewhere("tests/spark/test_docs_spark_cluster.py")],
     "docs/spark-sql.md": [Elsewhere("tests/spark/test_docs_spark.py")] * 3,
     "docs/spark.md": [Elsewhere("tests/spark/test_docs_spark.py")] * 3,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import kheaders
+from tests.support.doctests import DefiningModuleFinder, run_doctests
 
 # Modules whose import needs optional extras; their own test suites cover them.
 _OPTIONAL_PREFIXES = ("kheaders.spark",)
@@ -32,10 +33,20 @@ def test_the_core_modules_are_collected() -> None:
         assert name in MODULES
 
 
+def test_examples_of_a_class_a_public_module_claims_are_still_found() -> None:
+    from kheaders import Headers
+    from kheaders._model import headers
+
+    assert Headers.__module__ == "kheaders"
+    found = {t.name for t in DefiningModuleFinder().find(headers) if t.examples}
+    assert any(n.startswith("kheaders._model.headers.Headers.") for n in found), found
+    assert not any("Headers" in t.name for t in DefiningModuleFinder().find(kheaders) if t.examples)
+
+
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_hold(name: str) -> None:
     module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
+    result = run_doctests(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
 
 

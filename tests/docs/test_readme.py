@@ -23,3 +23,18 @@ def test_readme_names_the_ci_test_command() -> None:
     )
     assert command in (README.parent / ".ci" / "run").read_text()
     assert command in README.read_text()
+
+
+def test_where_a_first_consumer_is_written_the_fast_group_join_is_named() -> None:
+    """A subscribing consumer waits ~23 s for its group join on the embedded broker with
+    librdkafka's defaults: the pages that show a first consumer say what joins fast."""
+    from kheaders.broker import fast_consumer_config
+
+    for page in (README, README.parent / "docs" / "clients.md", README.parent / "docs" / "aio.md"):
+        text = " ".join(page.read_text().split())
+        assert "kheaders.broker.fast_consumer_config(bootstrap, group_id" in text or (
+            "from kheaders.broker import fast_consumer_config" in text
+        ), page.name
+        assert "23 s" in text, page.name
+    config = fast_consumer_config("b:9092", "g")  # what the pages say it sets
+    assert (config["session.timeout.ms"], config["heartbeat.interval.ms"]) == (6000, 500)

@@ -7,8 +7,11 @@ import importlib
 
 import pytest
 
+from tests.support.doctests import run_doctests
+
 MODULES = [
     "interceptors.client_id",
+    "interceptors.message_id",
     "interceptors.correlation",
     "interceptors.logging",
     "interceptors._tracing_consumer",
@@ -22,5 +25,5 @@ MODULES = [
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name: str) -> None:
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    result = run_doctests(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

@@ -27,6 +27,20 @@ def test_metrics_example_runs(monkeypatch: pytest.MonkeyPatch, bootstrap: str) -
     exec(compile(code, str(DOC), "exec"), {"__name__": "metrics_doc"})
 
 
+def test_the_example_sends_more_than_the_latency_budget_and_says_what_is_sampled() -> None:
+    """500 records give 500 counted sends and (within a second) 100 latencies: the example
+    and its text must say so, not "one delivery latency per record"."""
+    section = _section()
+    code = re.findall(r"```python\n(.*?)```", section, re.S)[0]
+    (count,) = {int(n) for n in re.findall(r"for i in range\((\d+)\)", code)}
+    assert count > _metrics_common.DEFAULT_MAX_RATE
+    assert f"== {count}  # every record counted" in code
+    assert f"at most {_metrics_common.DEFAULT_MAX_RATE} a second per client" in code
+    assert "one delivery latency per record" not in section
+    text = " ".join(section.split())
+    assert f"{count} counted sends and {_metrics_common.DEFAULT_MAX_RATE} latencies" in text
+
+
 def test_every_instrument_is_listed_with_its_unit() -> None:
     section = _section()
     names = {

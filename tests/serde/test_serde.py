@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 import math
 import re
@@ -37,6 +36,7 @@ from kheaders import (
 from kheaders._serde import builtin as _serde
 from kheaders._serde import confluent as _serde_confluent
 from kheaders._serde import json as _serde_json
+from tests.support.doctests import run_doctests
 
 INT32 = st.integers(-(2**31), 2**31 - 1)
 INT64 = st.integers(-(2**63), 2**63 - 1)
@@ -82,7 +82,7 @@ def test_none_is_a_null_record_both_ways(ser: Serializer, de: Deserializer) -> N
 
 @pytest.mark.parametrize("module", [_serde, _serde_json, _serde_confluent])
 def test_docstring_examples_hold(module: object) -> None:
-    result = doctest.testmod(module, extraglobs={"Headers": Headers})  # type: ignore[arg-type]
+    result = run_doctests(module, extraglobs={"Headers": Headers})  # type: ignore[arg-type]
     assert result.attempted > 0
     assert result.failed == 0
 

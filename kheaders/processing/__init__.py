@@ -1,0 +1,28 @@
+"""Processing records: a consumer service loop with non-blocking retry topics on Spring
+Kafka's header contract, dead letters of the consumed bytes and at-least-once commits.
+
+:class:`Processor` runs a handler per record; :class:`RetryTopics` and :class:`DeadLetter`
+say where failures go. The asyncio twin is :class:`kheaders.aio.AIOProcessor`. See
+docs/processing.md.
+"""
+
+from kheaders import _public
+from kheaders.processing import _spring_headers as spring_headers
+from kheaders.processing._core import HeadersFilter
+from kheaders.processing._describe import describe
+from kheaders.processing._failure import without_retry_state
+from kheaders.processing._processor import Processor
+from kheaders.processing._retry import KHEADERS, SPRING, DeadLetter, RetryTopics
+
+__all__ = [
+    "KHEADERS",
+    "SPRING",
+    "DeadLetter",
+    "HeadersFilter",
+    "Processor",
+    "RetryTopics",
+    "describe",
+    "spring_headers",
+    "without_retry_state",
+]
+_public.claim(__name__, globals())

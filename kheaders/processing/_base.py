@@ -1,0 +1,233 @@
+"""What the sync and asyncio processors share: options, bookkeeping, stopping, signals."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import KafkaError, Message
+
+from kheaders._errors import ConfigurationError, ProcessingError
+from kheaders.processing import _observe
+from kheaders.processing._commits import Offsets
+from kheaders.processing._core import Core, HeadersFilter, Hop
+from kheaders.processing._observe import Observer, log
+from kheaders.processing._pause import Paused
+from kheaders.processing._retry import DeadLetter, RetryTopics
+from kheaders.processing._setup import consumer_parts, prepare_topics
+from kheaders.processing._setup import producer_config as _producer_config_for
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
+Handler = Callable[[Message], Any]
+Partition = tuple[str, int]
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+AGAIN_AFTER = 1.0
+"""Seconds before a record whose failure could not be published is handled again."""
+
+
+@contextmanager
+def stop_on_signals(stop: Callable[[], None], enabled: bool) -> Iterator[None]:
+    """SIGTERM and SIGINT call ``stop`` while inside, when ``enabled`` and on the main thread
+    (the only thread Python delivers signals to); the previous handlers come back after."""
+    if not enabled or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in SIGNALS}
+    for sig in previous:
+        signal.signal(sig, lambda *_: stop())
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _check_in_place(retry: RetryTopics | None, config: Mapping[str, object]) -> None:
+    """Raise ConfigurationError when in-place attempts could outlast
+    ``max.poll.interval.ms`` (they run on the polling thread)."""
+    if retry is None or not retry.in_place:
+        return
+    try:
+        limit = float(str(config.get("max.poll.interval.ms", 300_000))) / 1000
+    except ValueError:
+        return  # librdkafka names the bad value itself
+    if retry.in_place * retry.in_place_delay >= limit / 2:
+        raise ConfigurationError(
+            f"RetryTopics: in_place={retry.in_place} x in_place_delay={retry.in_place_delay} s"
+            f" must stay well below max.poll.interval.ms ({limit:g} s): use retry topics"
+        )
+
+
+class ProcessorBase:
+    """The options and state of a processor (see :class:`kheaders.processing.Processor`)."""
+
+    def __init__(
+        self,
+        config: Mapping[str, object],
+        topics: Sequence[str],
+        handler: Handler | None = None,
+        *,
+        retry: RetryTopics | None = None,
+        dead_letter: DeadLetter | None = None,
+        filter: HeadersFilter | None = None,
+        route_by: str | None = None,
+        handlers: Mapping[str | bytes, Handler] | None = None,
+        producer_config: Mapping[str, object] | None = None,
+        commit_interval: float = 1.0,
+        poll_timeout: float = 0.5,
+        batch_size: int = 500,
+        shutdown_timeout: float = 10.0,
+        handle_signals: bool = True,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+    ) -> None:
+        for name, value in (
+            ("commit_interval", commit_interval),
+            ("poll_timeout", poll_timeout),
+            ("shutdown_timeout", shutdown_timeout),
+            ("batch_size", batch_size),
+        ):
+            if not isinstance(value, int | float) or not value > 0:
+                raise ConfigurationError(f"{name} must be a positive number, got {value!r}")
+        consumer_config, key_de, value_de = consumer_parts(config)
+        _check_in_place(retry, consumer_config)
+        group = str(consumer_config["group.id"])
+        self._core = Core(
+            topics,
+            handler,
+            handlers=handlers,
+            route_by=route_by,
+            filter=filter,
+            retry=retry,
+            dead_letter=dead_letter,
+            key_de=key_de,
+            value_de=value_de,
+            group=group,
+        )
+        self._config = dict(config)
+        self._consumer_config = consumer_config
+        self._producer_config = _producer_config_for(config, producer_config)
+        self._observer = Observer(group, tracer_provider, meter_provider)
+        self._offsets = Offsets()
+        self._paused = Paused()
+        self._stop = threading.Event()
+        self._stopping = False
+        """``_stop``'s flag as a plain attribute: read once per record."""
+        self.commit_interval = commit_interval
+        self.poll_timeout = poll_timeout
+        self.batch_size = batch_size
+        self.shutdown_timeout = shutdown_timeout
+        self.handle_signals = handle_signals
+        self._again: list[tuple[float, Message, tuple[object, object], int]] = []
+        """Records whose failure could not be published: (when, record, raw, attempt),
+        handled again then (they stay uncommitted meanwhile)."""
+
+    def stop(self) -> None:
+        """Ask ``run()`` to finish the record in hand, commit and return (any thread)."""
+        self._stopping = True
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        """Whether ``stop()`` was called (or a signal arrived)."""
+        return self._stop.is_set()
+
+    def _no_handler(self, topic: str, partition: int, offset: int) -> ProcessingError:
+        return ProcessingError(
+            f"no handler for the record at {topic}[{partition}]@{offset}:"
+            f" {self._core.route_by!r} matches no route and there is no default"
+        )
+
+    def _failure_hop(self, msg: Message, error: BaseException, attempt: int) -> Hop:
+        """Count and log the failure; the hop it takes. Raises ProcessingError (and stops)
+        when it has nowhere to go."""
+        topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset() or 0
+        self._observer.count(_observe.FAILURES, topic)
+        hop = self._core.hop(msg, error, attempt)
+        log.warning(
+            "processing.failed",
+            topic=topic,
+            partition=partition,
+            offset=offset,
+            attempt=attempt,
+            error=type(error).__qualname__,
+            to=None if hop is None else hop.topic,
+        )
+        if hop is None:
+            self.stop()
+            raise ProcessingError(
+                f"the record at {topic}[{partition}]@{offset} failed and there is no retry"
+                f" or dead-letter topic: {type(error).__qualname__}"
+            ) from error
+        return hop
+
+    def _published(self, hop: Hop, tp: Partition, offset: int, source: str) -> None:
+        self._offsets.settle(tp, offset)
+        kind = _observe.DEAD_LETTERS if hop.kind == "dead-letter" else _observe.RETRIES
+        self._observer.count(kind, source)
+
+    def _publish_failed(self, hop: Hop, tp: Partition, offset: int, error: str) -> None:
+        self._observer.count(_observe.PUBLISH_FAILURES, tp[0])
+        log.error(
+            "processing.publish_failed",
+            topic=tp[0],
+            partition=tp[1],
+            offset=offset,
+            to=hop.topic,
+            error=error,
+        )
+
+    def _event(self, msg: Message) -> None:
+        """An error event from the consumer: logged; raises ProcessingError when the
+        consumer left its group because a handler outran ``max.poll.interval.ms``."""
+        err = msg.error()
+        assert err is not None
+        if err.code() == KafkaError._MAX_POLL_EXCEEDED:
+            self.stop()
+            raise ProcessingError(
+                "a handler ran longer than max.poll.interval.ms: the consumer left its group"
+                " (raise max.poll.interval.ms, or make the handler faster)"
+            )
+        if err.code() != KafkaError._PARTITION_EOF:
+            log.warning("processing.consumer_error", error=err.str())
+
+    def _forget(self, partitions: set[Partition]) -> None:
+        self._offsets.forget(partitions)
+        self._paused.forget(partitions)
+        for entry in [e for e in self._again if (e[1].topic(), e[1].partition()) in partitions]:
+            self._again.remove(entry)
+
+    def _prepare_topics(self) -> None:
+        """Learn partition counts; create missing retry and dead-letter topics (option)."""
+        core = self._core
+        mains = [t for t, main in core.main_of.items() if t == main]
+        create = core.retry is None or core.retry.create_topics
+        core.partitions = prepare_topics(
+            self._config, {m: core.targets(m) for m in mains}, create=create
+        )
+
+    def _handle_again_later(self, msg: Message, raw: tuple[object, object], attempt: int) -> None:
+        """The record's failure could not be published: handle it again in a while, its
+        consumed bytes restored (it stays uncommitted until then)."""
+        self._again.append((time.monotonic() + AGAIN_AFTER, msg, raw, attempt))
+
+    def _due_again(self) -> list[tuple[Message, int]]:
+        """Records to handle again now (their consumed key and value put back)."""
+        if not self._again:
+            return []
+        now = time.monotonic()
+        due = [e for e in self._again if e[0] <= now]
+        if not due:
+            return []
+        self._again = [e for e in self._again if e[0] > now]
+        for _, msg, raw, _ in due:
+            msg.set_key(raw[0])
+            msg.set_value(raw[1])
+        return [(msg, attempt) for _, msg, _, attempt in due]

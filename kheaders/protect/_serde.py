@@ -1,0 +1,243 @@
+"""The serializer and deserializer wrappers that protect record values (see docs/protect.md).
+
+A value (de)serializer sees topic, headers and value, not the record key, which the
+protection binds. So the key goes through :class:`RecordKeySerializer` /
+:class:`RecordKeyDeserializer` (which wrap the key (de)serializer, if any): clients call the
+key's (de)serializer first, with the very Headers object they then give the value's, on the
+same thread; the key wrapper hands the key bytes over for that Headers object only. A value
+wrapper that was handed no key for its record refuses it (so a missing key wrapper fails
+every record, loudly, instead of leaving the key unbound).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
+
+from kheaders._errors import ConfigurationError
+from kheaders._model.headers import Headers
+from kheaders.protect._crypto import aead_keys, signing_keys, verify_keys
+from kheaders.protect._keys import (
+    KEYS_ENV,
+    SIGNING_KEYS_ENV,
+    VERIFY_KEYS_ENV,
+    Keyring,
+    env_keyring,
+)
+from kheaders.protect._open import Opener, refused
+from kheaders.protect._seal import Sealer
+
+BOUND_ENV = "KHEADERS_PROTECT_BOUND_HEADERS"
+"""Comma-separated bound header names, for a ProtectingSerializer built with no arguments."""
+CONTEXT_ENV = "KHEADERS_PROTECT_CONTEXT"
+"""The context a ProtectingSerializer built with no arguments writes (default: the topic)."""
+CONTEXTS_ENV = "KHEADERS_PROTECT_CONTEXTS"
+"""Comma-separated contexts an UnprotectingDeserializer built with no arguments accepts."""
+
+_handed = threading.local()
+_KEY_MISSING = (
+    "the record key is bound into its protection, but none was handed over: set the"
+    " {side} to kheaders.protect.{cls} (wrapping your own {side}, if any)"
+)
+
+
+def _key_bytes(key: object) -> bytes | None:
+    if key is None or type(key) is bytes:
+        return key
+    if isinstance(key, str):
+        return key.encode("utf-8")  # as librdkafka sends a str key
+    if isinstance(key, bytes | bytearray | memoryview):
+        return bytes(key)
+    raise TypeError(f"a record key must be bytes, str or None, got {type(key).__name__}")
+
+
+def _hand(headers: Headers, key: bytes | None) -> None:
+    _handed.record = (headers, key)
+
+
+def _take(headers: Headers, side: str, cls: str) -> bytes | None:
+    record: tuple[Headers, bytes | None] | None = getattr(_handed, "record", None)
+    _handed.record = None
+    if record is None or record[0] is not headers:
+        raise LookupError(_KEY_MISSING.format(side=side, cls=cls))
+    return record[1]
+
+
+def _method(inner: object, name: str) -> Callable[..., Any] | None:
+    if inner is None:
+        return None
+    if isinstance(inner, type):
+        inner = inner()
+    bound = getattr(inner, name, None)
+    if not callable(bound):
+        raise ConfigurationError(f"{inner!r} has no {name}(topic, headers, data)")
+    return bound  # type: ignore[no-any-return]
+
+
+def _names(text: str | None) -> tuple[str, ...]:
+    return tuple(p.strip() for p in (text or "").split(",") if p.strip())
+
+
+class RecordKeySerializer:
+    """The key serializer of a protecting producer: runs ``inner`` (if any) and hands the key
+    bytes to the :class:`ProtectingSerializer`. Raises TypeError for a key that is not bytes,
+    str or None once serialized."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: object = None) -> None:
+        self._inner = _method(inner, "serialize")
+
+    def serialize(self, topic: str, headers: Headers, data: Any) -> bytes | None:
+        """The key as ``inner`` serializes it (or as given), handed over for this record."""
+        key = data if self._inner is None else self._inner(topic, headers, data)
+        _hand(headers, _key_bytes(key))
+        return key  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"RecordKeySerializer({self._inner!r})"
+
+
+class RecordKeyDeserializer:
+    """The key deserializer of a protected consumer: hands the raw key to the
+    :class:`UnprotectingDeserializer`, then runs ``inner`` (if any)."""
+
+    __slots__ = ("_inner",)
+
+    def __init__(self, inner: object = None) -> None:
+        self._inner = _method(inner, "deserialize")
+
+    def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> Any:
+        """The key as ``inner`` deserializes it (or the raw bytes)."""
+        _hand(headers, data)
+        return data if self._inner is None else self._inner(topic, headers, data)
+
+    def __repr__(self) -> str:
+        return f"RecordKeyDeserializer({self._inner!r})"
+
+
+class ProtectingSerializer:
+    """A value serializer that encrypts (AES-256-GCM, ``keyring``'s current key) and/or signs
+    (Ed25519, ``signing_keyring``'s current key) what ``inner`` serializes (or the bytes
+    given), binding the record key, ``bound_headers`` and ``context`` (default: the topic).
+
+    Built with no keyring (e.g. named in config as a dotted path), it reads
+    ``KHEADERS_PROTECT_KEYS``, ``KHEADERS_PROTECT_SIGNING_KEYS``,
+    ``KHEADERS_PROTECT_BOUND_HEADERS`` and ``KHEADERS_PROTECT_CONTEXT``. A null value stays
+    null (it is still signed). Needs :class:`RecordKeySerializer` as the key serializer.
+    Raises ConfigurationError with no keys at all; per record, LookupError without the key
+    wrapper, ValueError for a record already protected, TypeError for a value that is not
+    bytes (the producer reports each as a SerializationError).
+    """
+
+    __slots__ = ("_inner", "_sealer")
+
+    def __init__(
+        self,
+        inner: object = None,
+        *,
+        keyring: Keyring | None = None,
+        signing_keyring: Keyring | None = None,
+        bound_headers: Iterable[str] = (),
+        context: str | None = None,
+    ) -> None:
+        if keyring is None and signing_keyring is None:
+            keyring, signing_keyring = env_keyring(KEYS_ENV), env_keyring(SIGNING_KEYS_ENV)
+            bound_headers = bound_headers or _names(os.environ.get(BOUND_ENV))
+            context = context or os.environ.get(CONTEXT_ENV) or None
+            if keyring is None and signing_keyring is None:
+                raise ConfigurationError(
+                    f"ProtectingSerializer: no keys: pass keyring= or signing_keyring=, or set"
+                    f" {KEYS_ENV} or {SIGNING_KEYS_ENV}"
+                )
+        self._inner = _method(inner, "serialize")
+        try:
+            self._sealer = Sealer(
+                None if keyring is None else aead_keys(keyring),
+                None if signing_keyring is None else signing_keys(signing_keyring),
+                bound_headers,
+                context,
+            )
+        except (TypeError, ValueError) as exc:
+            raise ConfigurationError(f"ProtectingSerializer: {exc}") from exc
+
+    def serialize(self, topic: str, headers: Headers, data: Any) -> bytes | None:
+        """The protected value; adds the protection headers. Raises as the class says."""
+        key = _take(headers, "key.serializer", "RecordKeySerializer")
+        value = data if self._inner is None else self._inner(topic, headers, data)
+        if value is not None and type(value) is not bytes:
+            if not isinstance(value, bytes | bytearray | memoryview):
+                raise TypeError(f"a value to protect must be bytes, got {type(value).__name__}")
+            value = bytes(value)
+        return self._sealer.seal(topic, headers, key, value)
+
+    def __repr__(self) -> str:
+        return f"ProtectingSerializer({self._inner!r}, {self._sealer!r})"
+
+
+class UnprotectingDeserializer:
+    """A value deserializer that verifies and decrypts protected records, then runs ``inner``
+    (if any) on the plaintext.
+
+    ``keyring`` decrypts (records must then be encrypted, tombstones aside, unless
+    ``require_encryption=False``); ``verify_keyring`` holds Ed25519 public keys (records must
+    then be signed, unless ``require_signature=False``). ``contexts`` are the contexts
+    accepted (default: the topic read), e.g. the original topic for a dead-letter reader.
+    Built with no keyring, it reads ``KHEADERS_PROTECT_KEYS``,
+    ``KHEADERS_PROTECT_VERIFY_KEYS`` and ``KHEADERS_PROTECT_CONTEXTS``. Needs
+    :class:`RecordKeyDeserializer` as the key deserializer.
+    Raises ConfigurationError with no keys at all; per record IntegrityError (the consumer
+    raises it naming topic, partition and offset, with the raw record).
+    """
+
+    __slots__ = ("_inner", "_opener")
+
+    def __init__(
+        self,
+        inner: object = None,
+        *,
+        keyring: Keyring | None = None,
+        verify_keyring: Keyring | None = None,
+        contexts: Collection[str] | None = None,
+        require_encryption: bool | None = None,
+        require_signature: bool | None = None,
+    ) -> None:
+        if keyring is None and verify_keyring is None:
+            keyring, verify_keyring = env_keyring(KEYS_ENV), env_keyring(VERIFY_KEYS_ENV)
+            contexts = contexts or _names(os.environ.get(CONTEXTS_ENV)) or None
+            if keyring is None and verify_keyring is None:
+                raise ConfigurationError(
+                    f"UnprotectingDeserializer: no keys: pass keyring= or verify_keyring=, or"
+                    f" set {KEYS_ENV} or {VERIFY_KEYS_ENV}"
+                )
+        if isinstance(contexts, str) or (contexts is not None and not contexts):
+            raise ConfigurationError(
+                "contexts must be a non-empty collection of names (not one str); None accepts"
+                " the topic read"
+            )
+        self._inner = _method(inner, "deserialize")
+        self._opener = Opener(
+            None if keyring is None else aead_keys(keyring),
+            None if verify_keyring is None else verify_keys(verify_keyring),
+            contexts,
+            require_encryption=keyring is not None
+            if require_encryption is None
+            else require_encryption,
+            require_signature=verify_keyring is not None
+            if require_signature is None
+            else require_signature,
+        )
+
+    def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> Any:
+        """The plaintext value, deserialized by ``inner``. Raises IntegrityError."""
+        try:
+            key = _take(headers, "key.deserializer", "RecordKeyDeserializer")
+        except LookupError as exc:
+            raise refused(str(exc)) from None
+        value = self._opener.open(topic, headers, key, data)
+        return value if self._inner is None else self._inner(topic, headers, value)
+
+    def __repr__(self) -> str:
+        return f"UnprotectingDeserializer({self._inner!r}, {self._opener!r})"

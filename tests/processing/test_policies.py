@@ -1,0 +1,158 @@
+"""Retry topic names, commit offsets and paused partitions: the processor's rules alone."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import Message
+
+from kheaders import ConfigurationError, DeserializationError, Headers, ProcessingError
+from kheaders.processing import DeadLetter, Processor, RetryTopics
+from kheaders.processing import spring_headers as sh
+from kheaders.processing._commits import Offsets
+from kheaders.processing._core import Core
+from kheaders.processing._pause import Paused, now_ms
+
+
+def test_topic_names_follow_springs_defaults() -> None:
+    same = RetryTopics(delays=[1, 1, 1])
+    assert same.retry_topics("orders") == ["orders-retry"]
+    assert same.retry_topic("orders", 4) == "orders-retry"
+    varied = RetryTopics(delays=[1, 2, 2, 4])
+    assert varied.retry_topics("orders") == [
+        "orders-retry-1000",
+        "orders-retry-2000",
+        "orders-retry-4000",
+    ]
+    assert varied.retry_topic("orders", 2) == "orders-retry-1000"
+    assert varied.retry_topic("orders", 5) == "orders-retry-4000"
+    assert varied.max_attempts == 5
+    assert DeadLetter().topic_for("orders") == "orders-dlt"
+    assert DeadLetter(topic="all-dead").topic_for("orders") == "all-dead"
+
+
+def test_deserialization_failures_and_named_types_are_not_retried() -> None:
+    retry = RetryTopics(delays=[1], not_retryable=(KeyError,))
+    assert not retry.retryable(DeserializationError("x", message=None, field="value"))
+    assert not retry.retryable(KeyError("k"))
+    assert not retry.retryable(ProcessingError("no handler for the record"))
+    assert retry.retryable(ValueError("v"))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: RetryTopics(delays=[-1]),
+        lambda: RetryTopics(delays=[float("nan")]),
+        lambda: RetryTopics(in_place=-1),
+        lambda: RetryTopics(retry_suffix=""),
+        lambda: DeadLetter(contract="avro"),
+        lambda: DeadLetter(suffix=""),
+    ],
+)
+def test_bad_policies_are_refused(make: object) -> None:
+    with pytest.raises(ConfigurationError):
+        make()  # type: ignore[operator]
+
+
+def test_commits_stop_at_the_oldest_unsettled_record() -> None:
+    offsets = Offsets()
+    tp = ("t", 0)
+    offsets.settled_now(tp, 0)
+    offsets.start(tp, 1)  # its failure is being published
+    offsets.settled_now(tp, 2)
+    offsets.settled_now(tp, 3)
+    assert [(o.partition, o.offset) for o in offsets.to_commit()] == [(0, 1)]
+    offsets.settle(tp, 1)
+    got = offsets.to_commit()
+    assert [(o.partition, o.offset) for o in got] == [(0, 4)]
+    offsets.committed(got)
+    assert offsets.to_commit() == []  # nothing new: no commit at all
+
+
+def test_out_of_order_settling_and_forgotten_partitions() -> None:
+    offsets = Offsets()
+    tp = ("t", 1)
+    for o in (10, 11, 12):
+        offsets.start(tp, o)
+    offsets.settle(tp, 12)
+    offsets.settle(tp, 11)
+    assert offsets.to_commit() == []
+    offsets.settle(tp, 10)
+    assert [o.offset for o in offsets.to_commit()] == [13]
+    offsets.start(tp, 13)
+    offsets.forget({tp})
+    offsets.settle(tp, 13)  # a late report for a revoked partition changes nothing
+    assert offsets.to_commit() == []
+
+
+def test_paused_partitions_are_due_in_time_order() -> None:
+    paused = Paused()
+    paused.hold(("r", 0), 5, due_ms=1_000)
+    paused.hold(("r", 1), 9, due_ms=3_000)
+    assert paused.wait(10.0, at_ms=500) == 0.5
+    assert paused.due(at_ms=999) == []
+    assert [(t.topic, t.partition) for t in paused.due(at_ms=1_000)] == [("r", 0)]
+    assert ("r", 1) in paused
+    assert ("r", 0) not in paused
+    assert paused.wait(0.1, at_ms=1_000) == 0.1
+
+
+def _core(retry: RetryTopics) -> Core:
+    return Core(
+        ["orders"],
+        lambda m: None,
+        handlers=None,
+        route_by=None,
+        filter=None,
+        retry=retry,
+        dead_letter=None,
+        key_de=None,
+        value_de=None,
+        group="g",
+    )
+
+
+def test_a_due_time_far_off_is_cut_so_no_partition_stalls_for_good() -> None:
+    core = _core(RetryTopics(delays=[1]))
+    far = now_ms() + 10**12  # ~30 years
+    msg = Message(topic="orders-retry", partition=0, offset=0)
+    msg.set_headers(Headers([(sh.BACKOFF_TIMESTAMP, sh.encode_big_integer(far))]).close())
+    due = core.due_ms(msg)
+    assert due is not None
+    assert due <= now_ms() + 60_000
+    assert core.attempt(msg) == 1  # no attempts header: 1, as Spring reads it
+    on_main = Message(topic="orders", partition=0, offset=0)
+    on_main.set_headers(msg.headers())
+    assert core.due_ms(on_main) is None  # only retry topics wait
+
+
+@pytest.mark.parametrize(
+    ("options", "config"),
+    [
+        ({"commit_interval": 0}, {}),
+        ({"batch_size": -1}, {}),
+        ({"retry": RetryTopics(delays=[], in_place=200, in_place_delay=1)}, {}),
+        ({"retry": RetryTopics(in_place=2, in_place_delay=4)}, {"max.poll.interval.ms": 10000}),
+        ({}, {"enable.auto.commit": True}),
+        ({}, {"group.id": ""}),
+    ],
+)
+def test_bad_processor_options_are_refused_before_connecting(
+    options: dict[str, object], config: dict[str, object]
+) -> None:
+    conf = {"bootstrap.servers": "127.0.0.1:1", "group.id": "g", **config}
+    with pytest.raises(ConfigurationError):
+        Processor(conf, ["orders"], lambda m: None, **options)  # type: ignore[arg-type]
+
+
+def test_a_record_handed_after_newer_ones_holds_the_commit_back_until_settled() -> None:
+    offsets = Offsets()
+    tp = ("t", 0)
+    offsets.settled_now(tp, 0)
+    offsets.settled_now(tp, 2)  # 1 was kept by the consumer (unreadable headers)
+    offsets.start(tp, 1)  # raised a read later: its dead letter is on its way
+    assert [o.offset for o in offsets.to_commit()] == [1]
+    offsets.settled_now(tp, 3)
+    assert [o.offset for o in offsets.to_commit()] == [1]
+    offsets.settle(tp, 1)
+    assert [o.offset for o in offsets.to_commit()] == [4]

@@ -1,0 +1,168 @@
+"""Filtering and routing on headers before deserializing; deserialized records dead-lettered
+as consumed; in-place attempts; failures with nowhere to go."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+from kheaders import Consumer, DeadLetterPublisher, JsonDeserializer, ProcessingError, Producer
+from kheaders.processing import DeadLetter, RetryTopics
+from kheaders.processing import spring_headers as sh
+from tests.processing.helpers import Running, config, make, produce, read_all, wait_for
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.mark.parametrize("kind", ["sync"])  # async: the same rules (processing._core)
+def test_filter_and_routes_see_headers_before_any_deserializer_runs(
+    bootstrap: str, topic_factory: Callable[..., str], kind: str
+) -> None:
+    topic = topic_factory()
+    records = [
+        {"key": b"1", "value": b'{"n": 1}', "headers": [("event-type", b"created")]},
+        {"key": b"2", "value": b"not json", "headers": [("skip", b"yes")]},  # never decoded
+        {"key": b"3", "value": b'{"n": 3}', "headers": [("event-type", b"deleted")]},
+        {"key": b"4", "value": b'{"n": 4}', "headers": [("event-type", b"unknown")]},
+        {"key": b"5", "value": b"{broken", "headers": [("event-type", b"created")]},
+        {"key": b"6", "value": b'{"n": 6}'},
+    ]
+    produce(bootstrap, topic, records)
+    got: list[tuple[str, Any]] = []
+    proc = make(
+        kind,
+        config(bootstrap, **{"value.deserializer": JsonDeserializer()}),
+        [topic],
+        lambda m: got.append(("default", m.value())),
+        filter=lambda headers: "skip" not in headers,
+        route_by="event-type",
+        handlers={
+            "created": lambda m: got.append(("created", m.value())),
+            b"deleted": lambda m: got.append(("deleted", m.value())),
+        },
+        dead_letter=DeadLetter(),
+    )
+    running = Running(proc)
+    try:
+        dead = read_all(bootstrap, f"{topic}-dlt", 1)
+        wait_for(lambda: len(got) == 4, what="four handled records")
+    finally:
+        running.stop()
+    assert got == [
+        ("created", {"n": 1}),
+        ("deleted", {"n": 3}),
+        ("default", {"n": 4}),
+        ("default", {"n": 6}),
+    ]
+    assert [(d.key, d.value) for d in dead] == [(b"5", b"{broken")]  # the consumed bytes
+    assert dead[0].last(sh.EXCEPTION_FQCN) == b"kheaders._errors.DecodeError"  # the cause
+    assert dead[0].last(sh.ATTEMPTS) == sh.encode_int(2)  # straight there: not retryable
+
+
+@pytest.mark.parametrize("kind", ["sync", "async-4"])
+def test_a_decoded_record_that_fails_is_retried_with_its_consumed_bytes(
+    bootstrap: str, topic_factory: Callable[..., str], kind: str
+) -> None:
+    topic = topic_factory()
+    raw = b'{ "spaced" :  [1, 2] }'  # re-serializing would change these bytes
+    produce(bootstrap, topic, [{"key": b"k", "value": raw}])
+    calls: list[Any] = []
+
+    def handle(msg: Any) -> None:
+        calls.append(msg.value())
+        raise RuntimeError("downstream down")
+
+    proc = make(
+        kind,
+        config(bootstrap, **{"value.deserializer": JsonDeserializer()}),
+        [topic],
+        handle,
+        retry=RetryTopics(delays=[0.1], in_place=2, not_retryable=(KeyError,)),
+        dead_letter=DeadLetter(contract="kheaders"),
+    )
+    running = Running(proc)
+    try:
+        dead = read_all(bootstrap, f"{topic}-dlt", 1)
+        retried = read_all(bootstrap, f"{topic}-retry", 1)
+    finally:
+        running.stop()
+    assert calls == [{"spaced": [1, 2]}] * 6  # (1 + 2 in place) on the topic and the retry
+    assert retried[0].value == raw
+    assert dead[0].value == raw
+    assert dead[0].last("kheaders.dlt.error.type") == b"builtins.RuntimeError"
+    assert dead[0].last("kheaders.dlt.original.topic") == f"{topic}-retry".encode()
+
+
+@pytest.mark.parametrize("kind", ["sync"])
+def test_a_failure_with_nowhere_to_go_stops_the_processor_uncommitted(
+    bootstrap: str, topic_factory: Callable[..., str], kind: str
+) -> None:
+    topic = topic_factory()
+    produce(bootstrap, topic, [{"key": b"a", "value": b"ok"}, {"key": b"b", "value": b"bad"}])
+
+    def handle(msg: Any) -> None:
+        if msg.value() == b"bad":
+            raise ValueError("bad")
+
+    group = f"nowhere-{kind}"
+    running = Running(make(kind, config(bootstrap, group), [topic], handle))
+    wait_for(lambda: not running.alive, what="the processor to stop")
+    with pytest.raises(ProcessingError, match=rf"{topic}\[0\]@1"):
+        running.stop()
+    reader = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        (committed,) = reader.committed([TopicPartition(topic, 0)], timeout=10)
+    finally:
+        reader.close()
+    assert committed.offset == 1  # "ok" committed at stop, "bad" not: read again next time
+
+
+def test_dead_letter_publisher_sends_consumed_bytes_and_extra_headers(
+    bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    topic = topic_factory()
+    produce(bootstrap, topic, [{"key": b"k", "value": b'{"a":1}', "headers": [("h", b"1")]}])
+
+    consumer = Consumer(config(bootstrap, **{"value.deserializer": JsonDeserializer()}))
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])
+    msg = None
+    while msg is None:
+        msg = consumer.poll(1.0)
+    assert msg.value() == {"a": 1}
+    producer = Producer({"bootstrap.servers": bootstrap})
+    publisher = DeadLetterPublisher(producer)
+    with pytest.raises(TypeError, match=r"value=.*never re-serialized"):
+        publisher.publish(msg, ValueError("x"))
+    consumed = json.dumps({"a": 1}, separators=(",", ":")).encode()
+    publisher.publish(msg, ValueError("x"), value=consumed, headers=[("n", b"\x00\x02")])
+    assert producer.flush(10) == 0
+    consumer.close()
+    dead = read_all(bootstrap, f"{topic}.dlt", 1)
+    assert dead[0].value == b'{"a":1}'
+    assert dead[0].headers[0] == ("h", b"1")
+    assert dead[0].headers[-1] == ("n", b"\x00\x02")
+
+
+def test_a_handler_slower_than_max_poll_interval_fails_loudly(
+    bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    topic = topic_factory()
+    produce(bootstrap, topic, [{"key": b"a", "value": b"slow"}, {"key": b"b", "value": b"next"}])
+
+    def handle(msg: Any) -> None:
+        if msg.value() == b"slow":
+            time.sleep(3)  # three times max.poll.interval.ms
+
+    conf = config(
+        bootstrap,
+        **{"session.timeout.ms": 1000, "heartbeat.interval.ms": 200, "max.poll.interval.ms": 1000},
+    )
+    running = Running(make("sync", conf, [topic], handle))
+    wait_for(lambda: not running.alive, what="run() to end")
+    with pytest.raises(ProcessingError, match=r"max\.poll\.interval\.ms"):
+        running.stop()

@@ -1,0 +1,109 @@
+"""Public names only: every class a public module exports reports that module (the path a
+user imports, as httpx does), so error messages, reprs, pickles and the dead-letter
+``error.type`` header never name a private module; ``dir()`` of a package lists its API."""
+
+from __future__ import annotations
+
+import importlib
+import pickle
+import pkgutil
+from types import ModuleType
+
+import pytest
+from confluent_kafka import Message
+
+import interceptors
+import kheaders
+from kheaders import ConfigurationError, DecodeError, Headers, dead_letter_headers
+
+PUBLIC = sorted(
+    info.name
+    for package in (kheaders, interceptors)
+    for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}.")
+    if not any(part.startswith("_") for part in info.name.split("."))
+)
+MODULES = ["kheaders", "interceptors", *PUBLIC]
+
+
+def _private(module: str) -> bool:
+    return any(part.startswith("_") for part in module.split("."))
+
+
+def _public_classes() -> list[tuple[str, str, type]]:
+    out = []
+    for name in MODULES:
+        module = importlib.import_module(name)
+        for attr in getattr(module, "__all__", ()):
+            obj = getattr(module, attr)
+            if isinstance(obj, type):
+                out.append((name, attr, obj))
+    return out
+
+
+def test_the_walk_covers_every_public_package() -> None:
+    exported = {module for module, _, _ in _public_classes()}
+    assert {"kheaders", "kheaders.aio", "kheaders.broker", "kheaders.compaction"} <= exported
+    assert {"kheaders.spark", "interceptors.tracing", "interceptors.metrics"} <= exported
+
+
+@pytest.mark.parametrize(("module", "name", "cls"), _public_classes())
+def test_every_exported_class_names_a_public_module_that_exports_it(
+    module: str, name: str, cls: type
+) -> None:
+    assert not _private(cls.__module__), f"{module}.{name} reports {cls.__module__}"
+    home = importlib.import_module(cls.__module__)
+    assert getattr(home, cls.__qualname__) is cls  # pickle and dotted lookups find it there
+
+
+def _packages() -> list[ModuleType]:
+    return [
+        m
+        for m in map(importlib.import_module, MODULES)
+        if hasattr(m, "__all__") and hasattr(m, "__path__")
+    ]
+
+
+@pytest.mark.parametrize("package", _packages(), ids=lambda m: m.__name__)
+def test_dir_of_a_package_lists_its_api_and_submodules_only(package: ModuleType) -> None:
+    stray = [
+        n
+        for n in dir(package)
+        if not n.startswith("_")
+        and n not in package.__all__
+        and not isinstance(getattr(package, n), ModuleType)
+    ]
+    assert not stray, f"dir({package.__name__}) lists {stray}"  # e.g. ``annotations``
+
+
+def test_an_error_names_the_public_class() -> None:
+    err = DecodeError("truncated", 3)
+    assert type(err).__module__ == "kheaders"
+    assert pickle.loads(pickle.dumps(err)).args == err.args
+    assert repr(pickle.loads(pickle.dumps(Headers([("a", b"1")])))) == "Headers([('a', b'1')])"
+
+
+def test_the_dead_letter_error_type_header_is_a_public_name() -> None:
+    msg = Message(topic="orders", partition=0, offset=5, key=b"k", value=b"v", headers=[])
+    headers = dead_letter_headers(msg, DecodeError("truncated", 3))
+    assert headers.last_value("kheaders.dlt.error.type") == b"kheaders.DecodeError"
+
+
+def test_an_interceptor_of_the_wrong_kind_is_named_by_its_public_path() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+        kheaders.Consumer(
+            {
+                "group.id": "g",
+                "interceptor.classes": "interceptors.tracing.TracingProducerInterceptor",
+            }
+        )
+    assert "interceptors.tracing.TracingProducerInterceptor is a producer" in str(caught.value)
+    assert "_tracing_producer" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("value", "codec"), [(7, "LONG"), (True, "BOOL")])
+def test_a_number_as_a_header_value_points_at_the_typed_values(value: object, codec: str) -> None:
+    with pytest.raises(TypeError, match=r"got (int|bool)") as caught:
+        Headers().add("version", value)  # type: ignore[arg-type]
+    assert f"Headers.add_value('version', v, kheaders.{codec})" in str(caught.value)
+    with pytest.raises(TypeError, match="add_value"):
+        Headers([("version", value)])  # type: ignore[list-item]
