@@ -9,7 +9,7 @@ WORKDIR /app
 
 # kheaders and its interceptors, an OpenTelemetry SDK for spans, and the OTLP exporter so
 # spans reach Jaeger. The demo extra's Spark and embedded broker are not needed here.
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md hatch_build.py ./
 COPY kheaders ./kheaders
 COPY interceptors ./interceptors
 RUN pip install . opentelemetry-sdk opentelemetry-exporter-otlp

@@ -1,5 +1,7 @@
 """kheaders: Kafka record headers made first-class around confluent-kafka."""
 
+# first: decides between the compiled core and its Python before any of its modules loads
+from kheaders._compiled import COMPILED  # isort: skip
 from kheaders import _public
 from kheaders._client.chain import (
     Closeable,
@@ -84,6 +86,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "BOOL",
+    "COMPILED",
     "CONTENT_TYPE",
     "JSON",
     "LONG",

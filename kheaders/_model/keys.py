@@ -80,9 +80,8 @@ def check_keys(items: Iterable[tuple[object, object]]) -> None:
 
     Raises as :func:`key_size` for the first bad key.
     """
-    sizes = KEY_SIZES
     for key, _ in items:
-        if type(key) is not str or key not in sizes:
+        if type(key) is not str or key not in KEY_SIZES:
             key_size(key)
 
 

@@ -67,7 +67,6 @@ def plain_fit(items: Sequence[tuple[object, object]], limits: HeaderLimits | Non
     False says only "look closer": a key not seen yet, a header of another form or type
     (``None``, ``str`` values), a list that is no list of tuples, or one near a limit.
     """
-    sizes = KEY_SIZES
     key_bytes = value_bytes = 0
     try:
         for pair in items:
@@ -76,7 +75,7 @@ def plain_fit(items: Sequence[tuple[object, object]], limits: HeaderLimits | Non
             key, value = pair  # ValueError unless a pair (a list passed as a tuple)
             if type(key) is not str or type(value) is not bytes:
                 return False
-            key_bytes += sizes[key]  # KeyError: not known valid yet
+            key_bytes += KEY_SIZES[key]  # KeyError: not known valid yet
             value_bytes += len(value)
     except (KeyError, ValueError):
         return False
@@ -99,8 +98,7 @@ def _within(
     max_key, max_value = limits.max_key_bytes, limits.max_value_bytes
     if key_bytes <= max_key and value_bytes <= max_value:
         return True
-    sizes = KEY_SIZES
-    return all(sizes[key] <= max_key and len(value) <= max_value for key, value in items)
+    return all(KEY_SIZES[key] <= max_key and len(value) <= max_value for key, value in items)
 
 
 def _refused(limit: str, message: str) -> HeaderLimitError:

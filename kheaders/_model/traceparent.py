@@ -20,21 +20,33 @@ from __future__ import annotations
 import re
 import struct
 from binascii import unhexlify
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kheaders._model.headers import Headers, pairs
+
+if TYPE_CHECKING:
+    from kheaders import _cython as cython
+else:
+    try:  # the compiled core: Cython reads this import itself (pure-Python mode)
+        import cython
+    except ModuleNotFoundError:  # plain Python without Cython installed
+        from kheaders import _cython as cython
 
 TRACEPARENT = "traceparent"
 """The header key of the W3C ``traceparent`` field."""
 TRACESTATE = "tracestate"
 """The header key of the W3C ``tracestate`` field."""
 
+_COMPILED: bool = cython.compiled
+"""True in the compiled core (read once: plain Python then pays one global lookup)."""
+
 # version-traceid-parentid-flags, lowercase hex only (values other than 55 plain bytes).
 _TRACEPARENT_RE = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
 
-# The common case, exactly 55 bytes as received, is checked by position in one C call:
-# translated, every lowercase hex digit becomes ``x`` and a dash stays a dash (any other
-# byte becomes ``?``), so the value is well-formed exactly when it translates to the template.
+# The common case, exactly 55 bytes as received, is checked by position (compiled: in a loop;
+# plain Python: in one C call): translated, every lowercase hex digit becomes ``x`` and a dash
+# stays a dash (any other byte becomes ``?``), so the value is well-formed exactly when it
+# translates to the template.
 _SHAPE = bytes(
     ord("x") if chr(b) in "0123456789abcdef" else b if b == ord("-") else ord("?")
     for b in range(256)
@@ -55,6 +67,7 @@ _cache: dict[bytes, TraceParent] = {}
 ``traceparent``, and a consumer meets them close together. Emptied when full. Only valid
 values are kept, so a hit returns what parsing returns."""
 _cache_get = _cache.get
+"""The cache's lookup, found once (each ``_cache.get`` makes a bound method, compiled too)."""
 _ABSENT = object()
 
 _MAX_MEMBERS = 32
@@ -122,13 +135,42 @@ def _text(value: object) -> str | None:
 
 def _parse55(value: bytes) -> TraceParent | None:
     """Parse 55 bytes (no white space, nothing after the flags); remember a valid result."""
-    if value.translate(_SHAPE) != _TEMPLATE:
-        return None
-    version, high, low, parent, flags = _FIELDS(unhexlify(value.replace(b"-", b"")))
+    if _COMPILED:  # one pass over the bytes in C, no intermediate object
+        version = high = low = parent = flags = 0
+        data = value  # compiled: the bytes' own buffer, read by pointer
+        for i in range(55):
+            c = data[i]
+            if i in {2, 35, 52}:
+                if c != 0x2D:  # "-"
+                    return None
+                continue
+            if 0x30 <= c <= 0x39:  # 0-9
+                digit = c - 0x30
+            elif 0x61 <= c <= 0x66:  # a-f
+                digit = c - 0x57
+            else:
+                return None
+            if i < 2:
+                version = version << 4 | digit
+            elif i < 19:
+                high = high << 4 | digit
+            elif i < 35:
+                low = low << 4 | digit
+            elif i < 52:
+                parent = parent << 4 | digit
+            else:
+                flags = flags << 4 | digit
+        trace_id = high  # a Python int from here on: 128 bits wide
+        trace_id = trace_id << 64 | low
+    else:  # the same check and fields by C-implemented builtins, for plain Python
+        if value.translate(_SHAPE) != _TEMPLATE:
+            return None
+        version, high, low, parent, flags = _FIELDS(unhexlify(value.replace(b"-", b"")))
+        trace_id = high << 64 | low
     if version == 0xFF or not (high or low) or not parent:
         return None
-    # tuple.__new__ skips the NamedTuple constructor's Python-level frame
-    tp: TraceParent = _new_tuple(TraceParent, (version, high << 64 | low, parent, flags))
+    # tuple.__new__: a NamedTuple's own constructor is Python code, compiled core or not
+    tp: TraceParent = _new_tuple(TraceParent, (version, trace_id, parent, flags))
     if len(_cache) >= _CACHE_SIZE:
         _cache.clear()
     _cache[value] = tp
@@ -149,7 +191,7 @@ def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
         hit = _cache_get(value)
         if hit is not None:
             return hit
-        if len(value) == 55:  # the fast path: a plain version-00 (or later) value
+        if len(value) == 55:  # a plain value: no white space, nothing after the flags
             return _parse55(value)
     text = _text(value)
     if text is None:
@@ -231,7 +273,7 @@ def extract_trace_parent(headers: Headers) -> TraceParent | None:
             if found is not _ABSENT:
                 return None
             found = value
-    if type(found) is bytes:  # parse_traceparent's own steps, without its call
+    if type(found) is bytes:  # as received: parse_traceparent's first steps, without its call
         hit = _cache_get(found)
         if hit is not None:
             return hit

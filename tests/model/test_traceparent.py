@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,7 +17,7 @@ from kheaders import (
     parse_traceparent,
     parse_tracestate,
 )
-from kheaders._model import traceparent
+from tests.support.cores import CORES, core
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 SPAN = "b7ad6b7169203331"
@@ -92,12 +94,19 @@ INVALID: list[bytes | str | None] = [
 """Invalid ``traceparent`` values (str ones are tried as UTF-8 bytes too)."""
 
 
+@pytest.fixture(scope="module", params=CORES)
+def tpm(request: pytest.FixtureRequest) -> ModuleType:
+    """The traceparent module of each core: the one installed (compiled where built) and
+    its Python source."""
+    return core(request.param, "kheaders._model.traceparent")
+
+
 @pytest.mark.parametrize("value", INVALID)
-def test_invalid_traceparent_gives_none(value: bytes | str | None) -> None:
-    assert parse_traceparent(value) is None
+def test_invalid_traceparent_gives_none(tpm: ModuleType, value: bytes | str | None) -> None:
+    assert tpm.parse_traceparent(value) is None
     if isinstance(value, str):  # as received: bytes (the 55-byte ones take the fast path)
-        assert parse_traceparent(value.encode()) is None
-        assert parse_traceparent(value.encode()) is None  # and again: nothing was cached
+        assert tpm.parse_traceparent(value.encode()) is None
+        assert tpm.parse_traceparent(value.encode()) is None  # and again: nothing was cached
 
 
 _HEXISH = "0123456789abcdefABF-xg \t\x00\u00e9"
@@ -108,7 +117,7 @@ _HEXISH = "0123456789abcdefABF-xg \t\x00\u00e9"
     st.sampled_from([VALID, f"ff-{TRACE}-{SPAN}-01", f"cc-{TRACE}-{SPAN}-00"]),
 )
 def test_the_55_byte_fast_path_is_exactly_as_strict_as_the_text_path(
-    edits: list[tuple[int, str]], base: str
+    tpm: ModuleType, edits: list[tuple[int, str]], base: str
 ) -> None:
     """Any value near a valid one, as bytes (fast path, cache) and as text (regex path)."""
     chars = list(base)
@@ -116,29 +125,29 @@ def test_the_55_byte_fast_path_is_exactly_as_strict_as_the_text_path(
         chars[i] = c
     text = "".join(chars)
     data = text.encode()
-    expected = parse_traceparent(text)
-    assert parse_traceparent(data) == expected
-    assert parse_traceparent(data) == expected  # a second time: from the cache when valid
-    assert extract_trace_parent(Headers([("traceparent", data)])) == expected
+    expected = tpm.parse_traceparent(text)
+    assert tpm.parse_traceparent(data) == expected
+    assert tpm.parse_traceparent(data) == expected  # a second time: from the cache when valid
+    assert tpm.extract_trace_parent(Headers([("traceparent", data)])) == expected
 
 
-def test_repeated_values_are_parsed_once_and_the_cache_stays_bounded() -> None:
-    first = parse_traceparent(VALID.encode())
+def test_repeated_values_are_parsed_once_and_the_cache_stays_bounded(tpm: ModuleType) -> None:
+    first = tpm.parse_traceparent(VALID.encode())
     assert first is not None
-    assert parse_traceparent(VALID.encode()) is first  # equal bytes, another object: a hit
-    assert extract_trace_parent(Headers([("traceparent", VALID.encode())])) is first
-    for i in range(1, 3 * traceparent._CACHE_SIZE):
-        tp = parse_traceparent(b"00-%032x-%016x-01" % (i, i))
+    assert tpm.parse_traceparent(VALID.encode()) is first  # equal bytes, another object: a hit
+    assert tpm.extract_trace_parent(Headers([("traceparent", VALID.encode())])) is first
+    for i in range(1, 3 * tpm._CACHE_SIZE):
+        tp = tpm.parse_traceparent(b"00-%032x-%016x-01" % (i, i))
         assert tp is not None
         assert (tp.trace_id, tp.parent_id) == (i, i)
-        assert len(traceparent._cache) <= traceparent._CACHE_SIZE
+        assert len(tpm._cache) <= tpm._CACHE_SIZE
 
 
-def test_invalid_values_are_never_remembered() -> None:
+def test_invalid_values_are_never_remembered(tpm: ModuleType) -> None:
     bad = [f"ff-{TRACE}-{SPAN}-01", f"00-{'0' * 32}-{SPAN}-01", VALID.upper()]
     for value in bad:
-        assert parse_traceparent(value.encode()) is None
-        assert value.encode() not in traceparent._cache
+        assert tpm.parse_traceparent(value.encode()) is None
+        assert value.encode() not in tpm._cache
 
 
 @given(st.one_of(st.binary(max_size=80), st.text(max_size=80)))

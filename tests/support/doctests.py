@@ -19,10 +19,14 @@ from typing import Any
 def defined_in(cls: type, module: ModuleType) -> bool:
     """Whether ``module`` defines ``cls``: its functions' globals tell where it lives."""
     functions = [getattr(v, "__func__", getattr(v, "fget", v)) for v in vars(cls).values()]
-    globals_ = [f.__globals__ for f in functions if inspect.isfunction(f)]
+    # compiled functions (the optional compiled core) are not inspect functions but keep globals
+    globals_ = [g for f in functions if isinstance(g := getattr(f, "__globals__", None), dict)]
     if globals_:
         return any(g is module.__dict__ for g in globals_)
-    source = Path(module.__file__ or "").read_text()  # a class of attributes only
+    path = Path(module.__file__ or "")  # a class of attributes only: read its source
+    if path.suffix != ".py":  # an extension module of the compiled core: its source beside it
+        path = path.with_name(module.__name__.rpartition(".")[2] + ".py")
+    source = path.read_text()
     return re.search(rf"^class {cls.__name__}\b", source, re.M) is not None
 
 
