@@ -37,7 +37,7 @@ from kheaders._client.chain import InterceptorChain
 from kheaders._client.config import resolve
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import DeserializationError, IntegrityError, held_failures
-from kheaders._model.headers import received, received_all
+from kheaders._model.headers import consumed_of, keep_consumed, received, received_all
 from kheaders._model.keys import check_name
 from kheaders._model.received import (
     HEADER_FAILURES,
@@ -194,10 +194,12 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             return
         topic = msg.topic() or ""
         field = "key"
+        raw_key = msg.key()
+        raw_value = msg.value()
         try:
-            key = kd(topic, headers, msg.key()) if kd is not None else None
+            key = kd(topic, headers, raw_key) if kd is not None else None
             field = "value"
-            value = vd(topic, headers, msg.value()) if vd is not None else None
+            value = vd(topic, headers, raw_value) if vd is not None else None
         except Exception as exc:
             _telemetry.deserialization_failed(topic, field)
             # a protected record refused (kheaders.protect) stays an IntegrityError
@@ -208,6 +210,11 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
                 message=msg,
                 field=field,
             ) from exc
+        # the consumed bytes stay with the record (dead letters republish them, see
+        # consumed_bytes); the headers are the one object of ours a Message holds
+        kept = keep_consumed(headers, raw_key, raw_value)
+        if kept is not headers:  # a record without headers: its own empty ones now
+            msg.set_headers(kept)
         if kd is not None:
             msg.set_key(key)
         if vd is not None:
@@ -396,6 +403,21 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)
         return f"<kheaders.Consumer wrapping {self._consumer!r}, {n} interceptors>"
+
+
+def consumed_bytes(msg: Message) -> tuple[bytes | None, bytes | None]:
+    """The key and value ``msg`` had when it was consumed, before any deserializer ran.
+
+    A record a kheaders consumer deserialized keeps them (until its headers are replaced
+    with ``set_headers``); any other record's own ``key()`` and ``value()`` are returned.
+    """
+    try:
+        kept = consumed_of(call_headers(msg))
+    except HEADER_FAILURES:  # unreadable headers (a raw record): nothing kept on them
+        kept = None
+    if kept is not None:
+        return kept
+    return msg.key(), msg.value()
 
 
 def kept_back(consumer: Consumer) -> int:

@@ -192,9 +192,10 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
     naming the key for a value of another type.
     """
 
-    __slots__ = ("_read_only",)
+    __slots__ = ("_consumed", "_read_only")
 
     _read_only: bool
+    _consumed: tuple[bytes | None, bytes | None]  # set by keep_consumed only
 
     def __init__(self, items: HeaderTypes = None) -> None:
         self._read_only = False
@@ -667,6 +668,22 @@ def received_all(
 
 
 _new_headers = list.__new__
+
+
+def keep_consumed(headers: Headers, key: bytes | None, value: bytes | None) -> Headers:
+    """Read-only ``headers`` (a fresh copy of the shared empty ones) holding a record's
+    consumed key and value, for when a deserializer replaced them on the record; returned.
+
+    A copy of the headers (``Headers(h)``, pickling) does not hold them.
+    """
+    h = headers if headers else received(())
+    h._consumed = (key, value)
+    return h
+
+
+def consumed_of(headers: object) -> tuple[bytes | None, bytes | None] | None:
+    """The consumed key and value :func:`keep_consumed` kept on ``headers``, else ``None``."""
+    return getattr(headers, "_consumed", None)
 
 
 def _restore(items: list[Header], read_only: bool) -> Headers:
