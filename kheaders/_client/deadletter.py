@@ -160,10 +160,10 @@ class DeadLetterPublisher:
         deserialized the record, else the record's own, which must then be bytes or None).
         ``headers`` (any shape ``produce`` takes) are added after the failure headers.
         Raises TypeError when a Message comes without its error, or with a key or value
-        decoded outside a kheaders consumer and no consumed bytes given for it; InvalidNameError, before producing, when a
-        header key cannot be sent intact (NUL, not UTF-8); DeserializationError when the
-        Message's headers cannot be read; whatever the producer's ``produce`` raises
-        (BufferError, KafkaException).
+        decoded outside a kheaders consumer and no consumed bytes given for it;
+        InvalidNameError, before producing, when a header key cannot be sent intact (NUL,
+        not UTF-8); DeserializationError when the Message's headers cannot be read; whatever
+        the producer's ``produce`` raises (BufferError, KafkaException).
         """
         if isinstance(failure, DeserializationError):
             message: Message = failure.message

@@ -59,7 +59,7 @@ def test_filter_and_routes_see_headers_before_any_deserializer_runs(
         ("default", {"n": 6}),
     ]
     assert [(d.key, d.value) for d in dead] == [(b"5", b"{broken")]  # the consumed bytes
-    assert dead[0].last(sh.EXCEPTION_FQCN) == b"kheaders.DecodeError"  # the cause, by its public name
+    assert dead[0].last(sh.EXCEPTION_FQCN) == b"kheaders.DecodeError"  # the cause (public name)
     assert dead[0].last(sh.ATTEMPTS) == sh.encode_int(2)  # straight there: not retryable
 
 
