@@ -8,9 +8,9 @@ from dataclasses import dataclass
 import pytest
 
 from kheaders.protect import StaticKeyring, public_key_of
-from tests.mirror.conftest import cluster_b
+from tests.mirror.conftest import both_topics, cluster_b
 
-__all__ = ["Keys", "cluster_b", "keys"]
+__all__ = ["Keys", "both_topics", "cluster_b", "keys"]
 
 
 @dataclass(frozen=True)
