@@ -3,7 +3,9 @@
 Every record returned has ``msg.headers()`` as a read-only :class:`Headers` (empty, never
 ``None``), wrapped over librdkafka's own list without touching each header, and ``key()`` /
 ``value()`` deserialized with the topic and headers. Error events (``msg.error()`` set) pass
-through untouched.
+through untouched. A record a deserializer ran on keeps the key and value bytes consumed
+(:func:`consumed_bytes`, read by the dead-letter publisher): its Headers hold them, so such a
+record always gets its own Headers object, and replacing them with ``set_headers`` drops them.
 
 A deserializer failure never loses a record nor stops the consumer:
 
@@ -37,12 +39,18 @@ from kheaders._client.chain import InterceptorChain
 from kheaders._client.config import resolve
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import DeserializationError, IntegrityError, held_failures
-from kheaders._model.headers import received, received_all
+from kheaders._model.headers import (
+    consumed_of,
+    received,
+    received_all,
+    received_consumed,
+)
 from kheaders._model.keys import check_name
 from kheaders._model.received import (
     HEADER_FAILURES,
     call_headers,
     headers_of_all,
+    message_headers,
     unreadable_headers,
 )
 
@@ -185,19 +193,24 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             raw_headers = call_headers(msg)
         except HEADER_FAILURES as exc:
             raise _unreadable_headers(msg, exc) from exc
-        # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
-        headers = received(raw_headers) if raw_headers else _EMPTY
-        msg.set_headers(headers)
         kd = self._key_de
         vd = self._value_de
         if kd is None and vd is None:
+            # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
+            msg.set_headers(received(raw_headers) if raw_headers else _EMPTY)
             return
+        # the consumed bytes stay with the record, on its headers (the one object of ours a
+        # Message holds): dead letters republish them (consumed_bytes)
+        raw_key = msg.key()
+        raw_value = msg.value()
+        headers = received_consumed(raw_headers or (), raw_key, raw_value)
+        msg.set_headers(headers)
         topic = msg.topic() or ""
         field = "key"
         try:
-            key = kd(topic, headers, msg.key()) if kd is not None else None
+            key = kd(topic, headers, raw_key) if kd is not None else None
             field = "value"
-            value = vd(topic, headers, msg.value()) if vd is not None else None
+            value = vd(topic, headers, raw_value) if vd is not None else None
         except Exception as exc:
             _telemetry.deserialization_failed(topic, field)
             # a protected record refused (kheaders.protect) stays an IntegrityError
@@ -396,6 +409,21 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)
         return f"<kheaders.Consumer wrapping {self._consumer!r}, {n} interceptors>"
+
+
+def consumed_bytes(msg: Message) -> tuple[bytes | None, bytes | None]:
+    """The key and value ``msg`` had when it was consumed, before any deserializer ran.
+
+    A record a kheaders consumer deserialized keeps them (until its headers are replaced
+    with ``set_headers``); any other record's own ``key()`` and ``value()`` are returned.
+    """
+    try:
+        kept = consumed_of(message_headers(msg))
+    except DeserializationError:  # unreadable headers (a raw record): nothing kept on them
+        kept = None  # (and the corrupt list confluent-kafka cached is replaced)
+    if kept is not None:
+        return kept
+    return msg.key(), msg.value()
 
 
 def kept_back(consumer: Consumer) -> int:

@@ -20,9 +20,9 @@ For a :class:`DeserializationError` the failing exception is its cause (the dese
 own error), not the wrapper. ``publish(..., headers=...)`` adds headers after these.
 
 The record's key and value are republished as they were consumed, never re-serialized: a
-DeserializationError carries them; for a record a deserializer already decoded, pass the
-consumed bytes as ``key=`` / ``value=`` (:class:`kheaders.processing.Processor` keeps them
-and does so itself).
+DeserializationError carries them, and a record a kheaders consumer deserialized keeps them
+(:func:`~kheaders._client.consumer.consumed_bytes`). ``key=`` / ``value=`` are for a record
+that lost them: one decoded elsewhere, or whose headers were replaced with ``set_headers``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ import confluent_kafka
 from confluent_kafka import KafkaError, Message
 
 from kheaders import _telemetry
+from kheaders._client.consumer import consumed_bytes
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError
 from kheaders._model.headers import Header, Headers, HeaderTypes, pairs_of, trusted
@@ -155,14 +156,14 @@ class DeadLetterPublisher:
 
         ``failure`` is a DeserializationError (its raw record and cause are used) or a
         Message together with the ``error`` that made processing fail. ``key`` and ``value``
-        are the bytes that were consumed, for a record whose key or value a deserializer
-        already decoded (default: the record's own, which must then be bytes or None).
+        default to the bytes that were consumed (kept by the kheaders consumer that
+        deserialized the record, else the record's own, which must then be bytes or None).
         ``headers`` (any shape ``produce`` takes) are added after the failure headers.
-        Raises TypeError when a Message comes without its error, or with a decoded key or
-        value and no consumed bytes for it; InvalidNameError, before producing, when a
-        header key cannot be sent intact (NUL, not UTF-8); DeserializationError when the
-        Message's headers cannot be read; whatever the producer's ``produce`` raises
-        (BufferError, KafkaException).
+        Raises TypeError when a Message comes without its error, or with a key or value
+        decoded outside a kheaders consumer and no consumed bytes given for it;
+        InvalidNameError, before producing, when a header key cannot be sent intact (NUL,
+        not UTF-8); DeserializationError when the Message's headers cannot be read; whatever
+        the producer's ``produce`` raises (BufferError, KafkaException).
         """
         if isinstance(failure, DeserializationError):
             message: Message = failure.message
@@ -171,8 +172,9 @@ class DeadLetterPublisher:
             message = failure
             if error is None:
                 raise TypeError("publish(message, error): say why the record failed")
-        raw_key = _consumed(message, "key", key)
-        raw_value = _consumed(message, "value", value)
+        kept = consumed_bytes(message)
+        raw_key = _consumed(message, "key", key, kept)
+        raw_value = _consumed(message, "value", value, kept)
         out = dead_letter_headers(message, error, group_id=self.group_id)
         if headers is not None:
             out.extend(Headers(headers).to_list())
@@ -189,12 +191,14 @@ class DeadLetterPublisher:
         return topic
 
 
-def _consumed(message: Message, field: str, given: object) -> bytes | None:
-    """The consumed bytes of the record's ``field``: ``given``, else the record's own.
+def _consumed(
+    message: Message, field: str, given: object, kept: tuple[bytes | None, bytes | None]
+) -> bytes | None:
+    """The consumed bytes of the record's ``field``: ``given``, else those ``kept``.
 
     Raises TypeError for a decoded field without its consumed bytes (never re-serialized).
     """
-    data = getattr(message, field)() if given is _CONSUMED else given
+    data = kept[field == "value"] if given is _CONSUMED else given
     if data is None or isinstance(data, bytes):
         return data
     where = f"{message.topic()}[{message.partition()}]@{message.offset()}"

@@ -7,7 +7,6 @@ Events are :class:`Event` objects, plain mappings, or the CloudEvents SDK's even
 ``cloudevents`` extra; nothing here needs it). See docs/cloudevents.md.
 """
 
-
 from kheaders import _public
 from kheaders._errors import CloudEventError
 from kheaders.cloudevents._attributes import REQUIRED, SPECVERSION

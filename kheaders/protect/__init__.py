@@ -8,7 +8,6 @@ key id, algorithm, nonce, format version, context and bound header names travel 
 in between routes, traces and dead-letters the record without keys.
 """
 
-
 try:
     import cryptography  # noqa: F401 - the extra's one dependency, checked first
 except ImportError as exc:  # pragma: no cover - the dev extra installs it

@@ -240,6 +240,26 @@ async def test_a_record_that_fails_goes_to_the_dead_letter_topic(
     assert dead[0].headers().last_value("kheaders.dlt.original.offset") == b"1"
 
 
+async def test_a_json_record_dead_lettered_after_handling_keeps_its_consumed_bytes(
+    bootstrap: str, topic_factory: Any, open_consumer: OpenConsumer
+) -> None:
+    source = topic_factory()
+    dlt = topic_factory()
+    spaced = b'{"z": [1,  2], "a": "\\u00e9"}'  # not what json.dumps would give back
+    async with AIOProducer({"bootstrap.servers": bootstrap}) as producer:
+        await _produce(producer, source, [spaced])
+        dead_letters = DeadLetterPublisher(producer.wrapped, dlt)
+        consumer = await open_consumer(source, value_deserializer=JsonDeserializer())
+        msg = await consumer.poll(10)
+        assert msg is not None
+        assert msg.value() == {"z": [1, 2], "a": "\u00e9"}
+        dead_letters.publish(msg, ValueError("handler failed"))
+        assert await producer.flush(10) == 0
+    dead = await read_all(await open_consumer(dlt), 1)
+    assert dead[0].value() == spaced
+    assert dead[0].headers().last_value("n") == b"0"
+
+
 async def test_commit_covers_every_partition_of_a_batch(
     producer: AIOProducer, topic_factory: Any, open_consumer: OpenConsumer
 ) -> None:

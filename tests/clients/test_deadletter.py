@@ -14,6 +14,7 @@ from kheaders import (
     DeadLetterPublisher,
     DeserializationError,
     Headers,
+    JsonDeserializer,
     Producer,
     dead_letter_headers,
 )
@@ -153,3 +154,68 @@ def test_failed_record_reaches_dead_letter_topic_byte_for_byte_and_consumer_goes
     assert h.last_value(ERROR_FIELD) == b"value"
     assert h.last_value(ERROR_TYPE) == b"builtins.UnicodeDecodeError"
     assert b"utf-8" in (h.last_value(ERROR_MESSAGE) or b"")
+
+
+@pytest.mark.integration
+def test_deserialized_record_is_dead_lettered_with_the_exact_consumed_bytes(
+    bootstrap: str, topic_factory: Any
+) -> None:
+    """publish(msg, err) of records a JSON (value) and UTF-8 (key) deserializer decoded sends
+    the bytes consumed, which re-serializing the decoded objects would not give back."""
+    topic = topic_factory()
+    dlt = topic_factory()
+    spaced = b'{ "b": 2,\n  "a": "\\u00fc" }'  # json.dumps of the dict differs in every way
+    raw = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
+    raw.produce(topic, spaced, "schlüssel".encode(), headers=[("h", b"\x00")])
+    raw.produce(topic, b"[1,  2]", None)  # no headers, no key
+    assert raw.flush(10) == 0
+    consumer = Consumer(
+        {"bootstrap.servers": bootstrap, "group.id": "g-dlt-kept"},
+        key_deserializer=Utf8Deserializer(),
+        value_deserializer=JsonDeserializer(),
+    )
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    producer = Producer({"bootstrap.servers": bootstrap})
+    publisher = DeadLetterPublisher(producer, dlt)
+    decoded: list[object] = []
+    deadline = time.monotonic() + 15
+    while len(decoded) < 2 and time.monotonic() < deadline:
+        m = consumer.poll(0.1)
+        if m is not None and m.error() is None:
+            decoded.append((m.key(), m.value()))
+            publisher.publish(m, ValueError("handler failed"))
+    consumer.close()
+    assert decoded == [("schlüssel", {"b": 2, "a": "ü"}), (None, [1, 2])]
+    assert producer.flush(10) == 0
+    producer.close(timeout=5)
+    out = read_all_raw(bootstrap, dlt, 2)
+    assert [(m.key(), m.value()) for m in out] == [
+        ("schlüssel".encode(), spaced),
+        (None, b"[1,  2]"),
+    ]
+    assert Headers(out[0].headers())[0] == ("h", b"\x00")
+
+
+def test_a_value_decoded_elsewhere_still_needs_its_consumed_bytes() -> None:
+    raw = confluent_kafka.Producer({"bootstrap.servers": "127.0.0.1:9"})
+    msg = Message(topic="t", partition=0, offset=3, value=b"x")
+    msg.set_value({"a": 1})  # decoded by the application, not by a kheaders consumer
+    with pytest.raises(TypeError, match=r"t\[0\]@3.*value=.*never re-serialized"):
+        DeadLetterPublisher(raw).publish(msg, ValueError("x"))
+
+
+def read_all_raw(bootstrap: str, topic: str, n: int) -> list[Message]:
+    c = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": "dlt-read"})
+    c.assign([TopicPartition(topic, 0, 0)])
+    out: list[Message] = []
+    deadline = time.monotonic() + 15
+    try:
+        while len(out) < n and time.monotonic() < deadline:
+            m = c.poll(0.1)
+            if m is not None:
+                assert m.error() is None, m.error()
+                out.append(m)
+    finally:
+        c.close()
+    assert len(out) == n, f"{len(out)} of {n} on {topic}"
+    return out
