@@ -221,18 +221,8 @@ class AIOProcessor(ProcessorBase):
                 await handler(msg)
                 return
             except Exception as exc:
-                if not left or (retry is not None and not retry.retryable(exc)):
-                    raise
-                log.info(
-                    "processing.retry_in_place",
-                    topic=msg.topic(),
-                    partition=msg.partition(),
-                    offset=msg.offset(),
-                    left=left,
-                    error=type(exc).__qualname__,
-                )
-                if retry is not None and retry.in_place_delay:
-                    await asyncio.sleep(retry.in_place_delay)
+                if delay := self._in_place_delay(msg, exc, left):
+                    await asyncio.sleep(delay)
 
     async def _failed(
         self,

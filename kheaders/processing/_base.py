@@ -145,6 +145,23 @@ class ProcessorBase:
             f" {self._core.route_by!r} matches no route and there is no default"
         )
 
+    def _in_place_delay(self, msg: Message, error: Exception, left: int) -> float:
+        """After a handler failure with ``left`` quick attempts in place still allowed: the
+        seconds to wait before the next one (logged). Raises ``error`` when none is left or
+        the error is not retryable."""
+        retry = self._core.retry
+        if not left or (retry is not None and not retry.retryable(error)):
+            raise error
+        log.info(
+            "processing.retry_in_place",
+            topic=msg.topic(),
+            partition=msg.partition(),
+            offset=msg.offset(),
+            left=left,
+            error=type(error).__qualname__,
+        )
+        return retry.in_place_delay if retry is not None else 0.0
+
     def _failure_hop(self, msg: Message, error: BaseException, attempt: int) -> Hop:
         """Count and log the failure; the hop it takes. Raises ProcessingError (and stops)
         when it has nowhere to go."""

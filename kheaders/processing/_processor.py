@@ -167,18 +167,8 @@ class Processor(ProcessorBase):
                 handler(msg)
                 return
             except Exception as exc:
-                if not left or (retry is not None and not retry.retryable(exc)):
-                    raise
-                log.info(
-                    "processing.retry_in_place",
-                    topic=msg.topic(),
-                    partition=msg.partition(),
-                    offset=msg.offset(),
-                    left=left,
-                    error=type(exc).__qualname__,
-                )
-                if retry is not None and retry.in_place_delay:
-                    self._stop.wait(retry.in_place_delay)
+                if delay := self._in_place_delay(msg, exc, left):
+                    self._stop.wait(delay)
 
     def _hold(self, tp: Partition, offset: int, due_ms: int) -> None:
         """Pause ``tp`` and seek it back to ``offset``, read again once due."""
