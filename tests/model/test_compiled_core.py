@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from hypothesis import strategies as st
 
 import kheaders
 from kheaders._compiled import MANIFEST, MODULES, PACKAGE, disabled, source_hash, source_path
-from tests.support.cores import installed, is_compiled, pure
+from tests.support.cores import agree, installed, is_compiled, outcome, pure
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = "0af7651916cd43dd8448eb211c80319c"
@@ -33,20 +32,32 @@ SPAN = "b7ad6b7169203331"
 VALID = f"00-{TRACE}-{SPAN}-01"
 
 
-def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
-    """What a call gives: its result, or its error's type and message."""
-    try:
-        return ("ok", call())
-    except Exception as exc:
-        return (type(exc).__name__, str(exc))
+_outcome = outcome
+_same = agree
 
-
-def _same(module: str, function: str, *args: Any) -> tuple[str, Any]:
-    """Call ``function`` of both cores with ``args``; assert they agree; return the outcome."""
-    a = _outcome(lambda: getattr(installed(module), function)(*args))
-    b = _outcome(lambda: getattr(pure(module), function)(*args))
-    assert a == b, (function, args)
-    return a
+PINNED = frozenset(
+    {
+        "kheaders._model.keys.c_string_problem",
+        "kheaders._model.keys.check_keys",
+        "kheaders._model.keys.check_name",
+        "kheaders._model.keys.key_size",
+        "kheaders._model.keys.shown",
+        "kheaders._model.limits.HeaderLimits",
+        "kheaders._model.limits.HeaderLimits.check",
+        "kheaders._model.limits.check_sendable",
+        "kheaders._model.limits.plain_fit",
+        "kheaders._model.received.headers_of_all",
+        "kheaders._model.received.message_headers",
+        "kheaders._model.traceparent.parse_traceparent",
+        "kheaders._model.traceparent._parse55",  # cdef (the .pxd): via parse_traceparent
+        "kheaders._model.traceparent._text",  # cdef (the .pxd): via parse_traceparent
+        "kheaders._model.traceparent.parse_tracestate",
+        "kheaders._model.traceparent.extract_trace_parent",
+        "kheaders._model.traceparent.extract_trace_state",
+        "kheaders._model.traceparent.format_tracestate",
+    }
+)
+"""What this file pins compiled == pure (``tests/test_compiled_pinned.py`` collects it)."""
 
 
 # -- inputs an attacker controls: text, bytes, near-valid traceparents, odd objects -----------

@@ -10,7 +10,9 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
+from collections.abc import Callable
 from types import ModuleType
+from typing import Any
 
 from kheaders._compiled import MODULES, source_path
 
@@ -44,3 +46,20 @@ def core(kind: str, name: str) -> ModuleType:
 def is_compiled(module: ModuleType) -> bool:
     """True when ``module`` was loaded from an extension, not from Python source."""
     return not str(module.__file__).endswith(".py")
+
+
+def outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    """What a call gives: ``("ok", result)``, or its error's type name and message."""
+    try:
+        return ("ok", call())
+    except Exception as exc:
+        return (type(exc).__name__, str(exc))
+
+
+def agree(module: str, function: str, *args: Any) -> tuple[str, Any]:
+    """Call ``function`` of both cores of ``module`` with ``args``; assert they agree (result,
+    or error type and message); return the outcome."""
+    a = outcome(lambda: getattr(installed(module), function)(*args))
+    b = outcome(lambda: getattr(pure(module), function)(*args))
+    assert a == b, (function, args)
+    return a
