@@ -33,9 +33,25 @@ def instrumented(enabled: bool) -> AbstractContextManager[object]:
     return atheris.instrument_imports(include=["kheaders"])  # type: ignore[no-any-return]
 
 
+def core_line() -> str:
+    """Which core the target runs on: ``kheaders core: compiled=<bool> pure=<modules>``, the
+    compiled modules loaded from Python source listed (none when the compiled core runs)."""
+    from kheaders._compiled import COMPILED, MODULES
+
+    loaded = [sys.modules[m] for m in MODULES if m in sys.modules]
+    pure = [m.__name__ for m in loaded if str(m.__file__).endswith(".py")]
+    return f"kheaders core: compiled={COMPILED} pure={','.join(pure) or '-'}"
+
+
 def main(check: Callable[[bytes], None]) -> None:
-    """Fuzz ``check`` with atheris (``sys.argv`` holds libFuzzer flags such as ``-runs=N``)."""
+    """Fuzz ``check`` with atheris (``sys.argv`` holds libFuzzer flags such as ``-runs=N``).
+
+    Prints :func:`core_line` first. Atheris instruments Python only: on the compiled core its
+    coverage guidance stops at the extensions' boundary (their inputs are still fuzzed).
+    """
     import atheris
+
+    print(core_line(), file=sys.stderr, flush=True)
 
     atheris.Setup(sys.argv, check)
     atheris.Fuzz()

@@ -24,7 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import kheaders
 from kheaders import DecodeError, Headers
+from kheaders._compiled import MANIFEST, MODULES, PACKAGE, disabled
 from kheaders.values import BYTES, STRING, TaggedStruct, array, field
 from kheaders.wire import (
     read_compact_array,
@@ -36,6 +38,7 @@ from kheaders.wire import (
     write_unsigned_varint,
     write_varint,
 )
+from tests.fuzz._harness import core_line
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -65,6 +68,32 @@ def test_every_decoder_family_has_a_target() -> None:
     }
 
 
+def _compiled_objects(check: Callable[[bytes], None]) -> dict[str, str]:
+    """The objects a target module imported that a compiled module defines, with its name
+    (found by identity: public classes name ``kheaders`` as their module)."""
+    found = {}
+    for name, obj in check.__globals__.items():  # type: ignore[attr-defined]
+        for module in MODULES:
+            defined = getattr(sys.modules.get(module), getattr(obj, "__name__", ""), None)
+            if defined is obj and getattr(obj, "__module__", None) in (module, "kheaders"):
+                found[name] = module
+    return found
+
+
+def test_the_targets_run_on_the_compiled_core_where_it_is_built() -> None:
+    """With a build present (and not disabled), every compiled object a target calls is the
+    extension's; the pure-Python pass (tests/test_pure_core.py) runs them on the .py."""
+    built = (PACKAGE / MANIFEST).is_file() and not disabled()
+    assert built == kheaders.COMPILED
+    reached = {m for check in CHECKS.values() for m in _compiled_objects(check).values()}
+    assert {"kheaders._model.headers", "kheaders._model.traceparent"} <= reached
+    for module in reached:
+        assert str(sys.modules[module].__file__).endswith(".py") != kheaders.COMPILED, module
+    assert core_line() == f"kheaders core: compiled={kheaders.COMPILED} pure=" + (
+        "-" if kheaders.COMPILED else ",".join(m for m in MODULES if m in sys.modules)
+    )
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_atheris_target_runs_bounded_without_a_crash(target: str) -> None:
     pytest.importorskip("atheris", reason="atheris is in the dev extra; install it to fuzz")
@@ -88,6 +117,11 @@ def test_atheris_target_runs_bounded_without_a_crash(target: str) -> None:
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
+    core = re.search(r"^kheaders core: .*$", output, flags=re.MULTILINE)
+    assert core is not None, output[-2000:]
+    assert core.group(0).startswith(f"kheaders core: compiled={kheaders.COMPILED} ")
+    if kheaders.COMPILED:  # the target ran on the extensions, none loaded from its .py
+        assert core.group(0).endswith(" pure=-"), core.group(0)
     done = re.search(r"Done (\d+) runs", output)
     assert done is not None, output[-2000:]
     print(f"\n{target}: {done.group(1)} inputs, no crash")
