@@ -4,7 +4,9 @@ as they are (pure-Python mode, with the ``.pxd`` beside a module when there is o
 An editable install (``pip install -e .``) builds the extensions in place, next to their
 sources; a wheel carries them (and is then tagged for the interpreter). Where no C compiler
 (or Cython) works, the build prints ONE warning line and the package is pure Python;
-``KHEADERS_NO_EXTENSIONS=1`` skips compiling. ``kheaders/_compiled.json`` records each
+``KHEADERS_NO_EXTENSIONS=1`` skips compiling. pip shows a build backend's output only with
+``-v`` (pypa/pip#6634), so the line goes to the installer's own stderr where that is safe
+(see :func:`tell_installer`). ``kheaders/_compiled.json`` records each
 extension with the hash of the source it came from, which the import checks (a source
 edited after an editable install falls back to Python, saying so).
 
@@ -19,6 +21,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -78,6 +81,27 @@ def remove_in_place() -> None:
             built.unlink()
 
 
+_PROBE = """#include <Python.h>
+static struct PyModuleDef probe = {PyModuleDef_HEAD_INIT, "_probe", NULL, -1, NULL};
+PyMODINIT_FUNC PyInit__probe(void) { return PyModule_Create(&probe); }
+"""
+
+
+def check_compiler(tmp: Path) -> None:
+    """Build a one-line extension the way the core is built (``CC``, Python's headers): fails
+    in a second where no compiler works, before Cython spends its time. Raises as the build
+    would."""
+    from setuptools import Distribution, Extension
+
+    (tmp / "_probe.c").write_text(_PROBE, encoding="utf-8")
+    dist = Distribution({"ext_modules": [Extension("_probe", [str(tmp / "_probe.c")])]})
+    build = dist.get_command_obj("build_ext")
+    build.build_lib = str(tmp / "probe-lib")
+    build.build_temp = str(tmp / "probe-obj")
+    build.ensure_finalized()
+    build.run()
+
+
 def compile_into(dest: Path) -> None:
     """Cythonize and compile every module into ``dest`` (the package tree's root); write
     the manifest there. Raises whatever Cython or the compiler raise."""
@@ -86,6 +110,7 @@ def compile_into(dest: Path) -> None:
 
     names = modules()
     with tempfile.TemporaryDirectory() as tmp:
+        check_compiler(Path(tmp))
         extensions = cythonize(
             [Extension(m, [str(source(m).relative_to(ROOT))]) for m in names],
             build_dir=tmp,
@@ -127,6 +152,34 @@ def build(dest: Path) -> str | None:
     return (lines[-1] if lines else f"exit status {done.returncode}")[:200]
 
 
+def tell_installer(line: str) -> bool:
+    """Write ``line`` to the installer's stderr when it captures the build's; True if written.
+
+    pip runs the build backend with its output captured and shows it only with ``-v``: the
+    parent's stderr (``/proc``, Linux) is written directly when it is a terminal, a pipe or a
+    file opened for appending (a file opened otherwise would be overwritten from the
+    parent's own position). Elsewhere, or when the parent shares this stderr, False.
+    """
+    parent = f"/proc/{os.getppid()}"
+    try:
+        theirs = os.stat(f"{parent}/fd/2")
+        ours = os.fstat(2)
+        if (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino):
+            return False
+        if stat.S_ISREG(theirs.st_mode):
+            fdinfo = Path(f"{parent}/fdinfo/2").read_text(encoding="ascii")
+            flags = int(fdinfo.split("flags:")[1].split()[0], 8)
+            if not flags & os.O_APPEND:
+                return False
+        elif not (stat.S_ISCHR(theirs.st_mode) or stat.S_ISFIFO(theirs.st_mode)):
+            return False
+        with open(f"{parent}/fd/2", "a", encoding="utf-8") as err:
+            err.write(line + "\n")
+    except (OSError, ValueError, IndexError):
+        return False
+    return True
+
+
 try:
     from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 except ImportError:  # run as a script, without hatchling
@@ -153,9 +206,9 @@ class CompiledCoreHook(BuildHookInterface):  # type: ignore[misc]
         if why is not None:
             if editable:
                 remove_in_place()
-            self.app.display_warning(
-                f"kheaders: no compiled core ({why}); installed the pure-Python core"
-            )
+            line = f"WARNING: kheaders: no compiled core ({why}); installing the pure-Python core"
+            if not tell_installer(line):
+                self.app.display_warning(line)
             return
         if not editable:
             built = dest / "kheaders"
