@@ -1,8 +1,8 @@
 """What the metrics interceptors share: instrument names, the per-provider instruments, sampling.
 
 Why counts are kept here and observed, not added per record: an SDK ``Counter.add`` or
-``Histogram.record`` with five attributes costs about 9 µs (attribute cleaning and hashing,
-a lock), four times what producing a record costs. So the interceptors count in plain dicts
+``Histogram.record`` cleans and hashes its attributes and takes a lock on every call, more
+than producing the record costs (bench/README.md). So the interceptors count in plain dicts
 and the SDK reads the totals through asynchronous counters when it collects (the exported
 data is the same monotonic cumulative sum a synchronous counter gives), and durations are
 recorded for every record up to a per-second budget per client, for an evenly spread sample

@@ -3,7 +3,7 @@
 A zigzag varlong is 1-10 bytes of 7-bit groups, least significant first; every byte but the
 last carries the continuation bit 0x80. Spark SQL has no binary-to-long cast, so the value,
 padded with zero bytes to 10, is read as two unsigned numbers through ``conv(hex(...))``
-(the dearest step, about 0.1-0.2 µs a row): bytes 0-7 as one long, and bytes 8-9 as a short
+(the dearest step): bytes 0-7 as one long, and bytes 8-9 as a short
 only for the rare value of 9-10 bytes; every rule is then a mask over the two.
 
 Whole-stage code generation copies an expression wherever it is referenced, except what
