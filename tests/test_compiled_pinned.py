@@ -51,7 +51,7 @@ def pinned() -> dict[str, set[str]]:
         assert spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
-        names = getattr(module, "PINNED", frozenset())
+        names: frozenset[str] = getattr(module, "PINNED", frozenset())
         assert isinstance(names, frozenset), f"{path}: PINNED must be a frozenset[str]"
         for name in names:
             found.setdefault(name, set()).add(str(path.relative_to(TESTS.parent)))
