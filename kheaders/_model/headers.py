@@ -149,6 +149,8 @@ _list_reversed: Callable[[list[Any]], Iterator[Any]] = list.__reversed__
 _list_getitem: Callable[[list[Any], SupportsIndex | slice], Any] = list.__getitem__
 _list_setitem: Callable[[list[Any], SupportsIndex | slice, Any], None] = list.__setitem__
 _list_extend: Callable[[list[Any], Iterable[Any]], None] = list.extend
+_list_pop: Callable[[list[Any], SupportsIndex], Any] = list.pop
+"""``list.pop`` itself: compiled, ``list.pop(self, i)`` calls ``self.pop`` (endless, here)."""
 _make = Header._make
 
 pairs: Callable[[list[Any]], Iterator[tuple[str, bytes | None]]] = list.__iter__
@@ -362,7 +364,7 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
     def pop(self, index: SupportsIndex = -1) -> Header:
         """``list.pop``: remove and return the header at ``index`` (default: the last)."""
         self._check_writable()
-        return _as_header(list.pop(self, index))
+        return _as_header(_list_pop(self, index))
 
     def sort(self, *, key: Callable[[Header], Any] | None = None, reverse: bool = False) -> None:
         """``list.sort`` (by key then value unless ``key`` is given)."""

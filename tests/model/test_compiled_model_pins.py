@@ -19,12 +19,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pytest
 from confluent_kafka import Message
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import kheaders
 from kheaders import JSON, LONG, TEXT
 from tests.support.cores import installed, outcome, pure
 
@@ -308,12 +306,6 @@ for core in (installed("kheaders._model.headers"), pure("kheaders._model.headers
 """
 
 
-@pytest.mark.xfail(
-    kheaders.COMPILED,
-    strict=True,
-    reason="Headers.pop crashes the compiled core on main (list.pop(self, i) compiled to a"
-    " call of self.pop: endless C recursion); remove this mark when headers.py is fixed",
-)
 def test_pop_agrees_and_does_not_crash() -> None:
     """In a child interpreter: a crash fails this test, not the run."""
     done = subprocess.run(
