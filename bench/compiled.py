@@ -36,7 +36,11 @@ _COLLECTED = re.compile(r"Collected : (\d+)")
 
 
 class FakeConsumer:
-    """Stands in for ``confluent_kafka.Consumer``: ``consume()`` hands out prepared records."""
+    """Stands in for ``confluent_kafka.Consumer``: ``consume()`` hands out prepared records.
+
+    It keeps no record it handed out (as librdkafka does not), so a record lives as long as
+    its reader keeps it: the garbage collector sees what it sees in a real consumer.
+    """
 
     def __init__(self, messages: list[Any]) -> None:
         self._messages = messages
@@ -44,8 +48,10 @@ class FakeConsumer:
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Any]:
         start = self._at
-        self._at = start + num_messages
-        return self._messages[start : self._at]
+        batch = self._messages[start : start + num_messages]
+        self._messages[start : start + len(batch)] = [None] * len(batch)
+        self._at = start + len(batch)
+        return batch
 
     def close(self) -> None:
         pass

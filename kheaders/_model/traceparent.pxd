@@ -1,6 +1,7 @@
 # Cython declarations for traceparent.py (the compiled core, pure-Python mode): _text becomes
 # a C function, parse_traceparent is called in C by extract_trace_parent (still a Python
-# function too), and _parse55 is the C below. Without the compiled core the .py runs as it is.
+# function too), and _parse55 and _lone_value are the C below. Without the compiled core the
+# .py runs as it is.
 import cython
 
 cdef object _text(object value)
@@ -75,5 +76,133 @@ cdef extern from *:
     }
     """
     object _parse55 "kheaders_parse55"(object cls, object value)
+
+# _lone_value in C: what traceparent.py defines under "if not cython.compiled" (its reference:
+# the same walk over the list, the same early return, the same errors: a pair that is not a
+# tuple is unpacked by iteration with the interpreter's messages of Python 3.11 to 3.13).
+cdef extern from *:
+    """
+    static int kheaders_unpack2(PyObject *item, PyObject **k, PyObject **v)
+    {
+        PyObject *it = PyObject_GetIter(item);
+        PyObject *extra;
+        if (it == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_TypeError) && Py_TYPE(item)->tp_iter == NULL
+                && !PySequence_Check(item)) {
+                PyErr_Format(PyExc_TypeError, "cannot unpack non-iterable %.200s object",
+                             Py_TYPE(item)->tp_name);
+            }
+            return -1;
+        }
+        *k = PyIter_Next(it);
+        if (*k == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError,
+                                "not enough values to unpack (expected 2, got 0)");
+            }
+            Py_DECREF(it);
+            return -1;
+        }
+        *v = PyIter_Next(it);
+        if (*v == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError,
+                                "not enough values to unpack (expected 2, got 1)");
+            }
+            Py_DECREF(*k);
+            Py_DECREF(it);
+            return -1;
+        }
+        extra = PyIter_Next(it);
+        Py_DECREF(it);
+        if (extra != NULL || PyErr_Occurred()) {
+            if (extra != NULL) {
+                Py_DECREF(extra);
+                PyErr_SetString(PyExc_ValueError, "too many values to unpack (expected 2)");
+            }
+            Py_DECREF(*k);
+            Py_DECREF(*v);
+            return -1;
+        }
+        return 0;
+    }
+
+    static int kheaders_same_key(PyObject *k, PyObject *key)
+    {
+        PyObject *eq;
+        int result;
+        if (k == key) {
+            return 1;
+        }
+        if (PyUnicode_CheckExact(k) && PyUnicode_CheckExact(key)) {
+            Py_ssize_t n = PyUnicode_GET_LENGTH(k);
+            return n == PyUnicode_GET_LENGTH(key) && PyUnicode_KIND(k) == PyUnicode_KIND(key)
+                && memcmp(PyUnicode_DATA(k), PyUnicode_DATA(key), n * PyUnicode_KIND(k)) == 0;
+        }
+        eq = PyObject_RichCompare(k, key, Py_EQ);
+        if (eq == NULL) {
+            return -1;
+        }
+        result = PyObject_IsTrue(eq);
+        Py_DECREF(eq);
+        return result;
+    }
+
+    static PyObject *kheaders_lone_value(PyObject *headers, PyObject *key)
+    {
+        PyObject *found = Py_None;
+        int seen = 0;
+        Py_ssize_t i;
+        if (!PyList_Check(headers)) {
+            PyErr_Format(PyExc_TypeError,
+                         "descriptor '__iter__' requires a 'list' object but received a"
+                         " '%.100s'", Py_TYPE(headers)->tp_name);
+            return NULL;
+        }
+        Py_INCREF(found);
+        for (i = 0; i < PyList_GET_SIZE(headers); i++) {  /* as a list iterator: size re-read */
+            PyObject *item = PyList_GET_ITEM(headers, i);
+            PyObject *k, *v;
+            int same;
+            if (PyTuple_Check(item) && Py_TYPE(item)->tp_iter == PyTuple_Type.tp_iter
+                && PyTuple_GET_SIZE(item) == 2) {
+                k = PyTuple_GET_ITEM(item, 0);
+                v = PyTuple_GET_ITEM(item, 1);
+                Py_INCREF(k);
+                Py_INCREF(v);
+            } else {
+                int unpacked;
+                Py_INCREF(item);
+                unpacked = kheaders_unpack2(item, &k, &v);
+                Py_DECREF(item);
+                if (unpacked < 0) {
+                    Py_DECREF(found);
+                    return NULL;
+                }
+            }
+            same = kheaders_same_key(k, key);
+            Py_DECREF(k);
+            if (same < 0) {
+                Py_DECREF(v);
+                Py_DECREF(found);
+                return NULL;
+            }
+            if (!same) {
+                Py_DECREF(v);
+                continue;
+            }
+            if (seen) {
+                Py_DECREF(v);
+                Py_DECREF(found);
+                Py_RETURN_NONE;
+            }
+            seen = 1;
+            Py_DECREF(found);
+            found = v;
+        }
+        return found;
+    }
+    """
+    object _lone_value "kheaders_lone_value"(object headers, object key)
 
 cpdef object parse_traceparent(object value)

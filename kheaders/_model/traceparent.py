@@ -51,11 +51,13 @@ _SHAPE = bytes(
     for b in range(256)
 )
 _TEMPLATE = b"xx-" + b"x" * 32 + b"-" + b"x" * 16 + b"-xx"
-_FIELDS = struct.Struct(">BQQQB").unpack
+_FIELDS = struct.Struct(">B16sQB").unpack
+_from_bytes = int.from_bytes
 _new_tuple = tuple.__new__
 _OWS = " \t"
 _ZERO_TRACE = "0" * 32
 _ZERO_SPAN = "0" * 16
+_ZERO_ID = bytes(16)
 
 _CACHE_SIZE = 256
 """Distinct valid 55-byte values remembered by :func:`parse_traceparent` (about 80 KB)."""
@@ -66,7 +68,6 @@ Only valid values are kept, so a hit returns what parsing returns. The compiled 
 in about what a lookup costs, and keeps none."""
 _cache_get = _cache.get
 """The cache's lookup, found once (each ``_cache.get`` makes a bound method)."""
-_ABSENT = object()
 
 _MAX_MEMBERS = 32
 _MAX_TRACESTATE_CHARS = 512
@@ -138,13 +139,13 @@ if not cython.compiled:  # the compiled core has this function in C (traceparent
         a valid result."""
         if value.translate(_SHAPE) != _TEMPLATE:
             return None
-        # one unhexlify and one unpack give the fields: version, trace id (two halves),
-        # parent id, flags
-        version, high, low, parent, flags = _FIELDS(unhexlify(value.replace(b"-", b"")))
-        if version == 0xFF or not (high or low) or not parent:
+        # one unhexlify and one unpack give the fields: version, trace id (16 bytes), parent
+        # id, flags
+        version, trace_id, parent, flags = _FIELDS(unhexlify(value.replace(b"-", b"")))
+        if version == 0xFF or trace_id == _ZERO_ID or not parent:
             return None
         # tuple.__new__: a NamedTuple's own constructor is Python code
-        tp: TraceParent = _new_tuple(cls, (version, high << 64 | low, parent, flags))
+        tp: TraceParent = _new_tuple(cls, (version, _from_bytes(trace_id), parent, flags))
         if len(_cache) >= _CACHE_SIZE:
             _cache.clear()
         _cache[value] = tp
@@ -230,6 +231,22 @@ def format_tracestate(members: list[tuple[str, str]]) -> str:
     return ",".join(f"{k}={v}" for k, v in members)
 
 
+if not cython.compiled:  # the compiled core has this function in C (traceparent.pxd)
+
+    def _lone_value(headers: Headers, key: str) -> object:
+        """The value of the only header ``key`` in ``headers``; ``None`` when there are none
+        or several (and for a null value)."""
+        found: object = None
+        seen = False
+        for k, value in pairs(headers):
+            if k == key:
+                if seen:
+                    return None
+                seen = True
+                found = value
+        return found
+
+
 def extract_trace_parent(headers: Headers) -> TraceParent | None:
     """The record's creation context: its single valid ``traceparent``, else ``None``.
 
@@ -242,12 +259,7 @@ def extract_trace_parent(headers: Headers) -> TraceParent | None:
     >>> extract_trace_parent(Headers([("traceparent", tp), ("traceparent", tp)])) is None
     True
     """
-    found: object = _ABSENT
-    for key, value in pairs(headers):
-        if key == TRACEPARENT:
-            if found is not _ABSENT:
-                return None
-            found = value
+    found = _lone_value(headers, TRACEPARENT)
     if type(found) is bytes:  # as received: parse_traceparent's first steps, without its call
         if not _COMPILED:
             hit = _cache_get(found)
@@ -255,8 +267,6 @@ def extract_trace_parent(headers: Headers) -> TraceParent | None:
                 return hit
         if len(found) == 55:
             return _parse55(TraceParent, found)
-    elif found is _ABSENT:
-        return None
     return parse_traceparent(found)  # type: ignore[arg-type]
 
 

@@ -30,6 +30,8 @@ PINNED: frozenset[str] = frozenset(
         "kheaders._model.traceparent.parse_traceparent",
         "kheaders._model.traceparent.extract_trace_parent",
         "kheaders._model.traceparent.extract_trace_state",
+        "kheaders._model.traceparent._parse55",  # C in the compiled core (traceparent.pxd)
+        "kheaders._model.traceparent._lone_value",  # C in the compiled core (traceparent.pxd)
         "kheaders._model.headers.received",
         "kheaders._model.headers.received_all",
         "kheaders._model.headers.received_consumed",
@@ -140,6 +142,41 @@ def test_extracting_from_received_headers_agrees(
     assert fast == slow
     fast, slow = _both(TRACEPARENT_MODULE, lambda m: m.extract_trace_state(received))
     assert fast == slow
+
+
+class _Key(str):
+    """A key that is a ``str`` subclass (compared through its own ``__eq__``)."""
+
+
+_odd_item = st.one_of(
+    st.tuples(st.sampled_from(["traceparent", "x"]), _near_traceparents()),
+    st.lists(st.sampled_from(["traceparent", b"v", "x"]), max_size=3),
+    st.tuples(st.sampled_from(["traceparent", "x"])),
+    st.tuples(st.just("traceparent"), st.just(b"v"), st.just(b"w")),
+    st.builds(lambda v: (_Key("traceparent"), v), _near_traceparents()),
+    st.integers(),
+    st.just("ab"),
+    st.just(b"tv"),
+    st.none(),
+)
+
+
+@settings(max_examples=300)
+@given(st.lists(_odd_item, max_size=5))
+def test_the_header_walk_agrees_on_malformed_lists(items: list[Any]) -> None:
+    """Not what a consumer builds, but what a caller may pass: the C walk stops where the
+    Python loop stops, with the interpreter's error and message."""
+    fast, slow = _both(TRACEPARENT_MODULE, lambda m: _as_seen(m.extract_trace_parent(items)))
+    assert fast == slow
+
+
+@given(
+    st.one_of(st.integers(), st.text(max_size=3), st.dictionaries(st.text(max_size=2), st.none()))
+)
+def test_the_header_walk_refuses_what_is_not_a_list_alike(headers: Any) -> None:
+    fast, slow = _both(TRACEPARENT_MODULE, lambda m: m.extract_trace_parent(headers))
+    assert fast == slow
+    assert fast[0] == "TypeError"
 
 
 # -- a received record's Headers ----------------------------------------------------------
