@@ -10,7 +10,8 @@
 - ``consume kheaders``: ``kheaders.wrap_consumer`` + ``extract_trace_parent(msg.headers())``
   per record (the group's kheaders loop, ``bench._readers.read_kheaders``);
 - ``parse traceparent``: ``parse_traceparent`` of the workload's values (1,024 distinct
-  55-byte values cycled, more than its cache holds).
+  55-byte values cycled, more than the pure-Python core's cache holds; the compiled core
+  keeps none).
 
 librdkafka is replaced by a fake consumer whose ``consume()`` hands out batches of real
 ``confluent_kafka.Message`` objects built before the clock (the workload's 3 headers each),
