@@ -134,7 +134,11 @@ cdef extern from *:
         if (k == key) {
             return 1;
         }
-        if (PyUnicode_CheckExact(k) && PyUnicode_CheckExact(key)) {
+        if (PyUnicode_CheckExact(k) && PyUnicode_CheckExact(key)
+    #if PY_VERSION_HEX < 0x030C0000
+            && PyUnicode_IS_READY(k) && PyUnicode_IS_READY(key)  /* no legacy string */
+    #endif
+            ) {
             Py_ssize_t n = PyUnicode_GET_LENGTH(k);
             return n == PyUnicode_GET_LENGTH(key) && PyUnicode_KIND(k) == PyUnicode_KIND(key)
                 && memcmp(PyUnicode_DATA(k), PyUnicode_DATA(key), n * PyUnicode_KIND(k)) == 0;
