@@ -26,7 +26,13 @@ from kheaders._model.received import message_headers
 from kheaders._model.redact import redacted_repr
 
 if TYPE_CHECKING:
+    from kheaders import _cython as cython
     from kheaders._codec.protocol import ValueCodec
+else:
+    try:  # the compiled core: Cython reads this import itself (pure-Python mode)
+        import cython
+    except ModuleNotFoundError:  # plain Python without Cython installed
+        from kheaders import _cython as cython
 
 __all__ = [
     "READ_ONLY_MESSAGE",
@@ -669,7 +675,9 @@ def received_all(
     return out, missing
 
 
-_new_headers = list.__new__
+if not cython.compiled:  # the compiled core has this in C (headers.pxd)
+    _new_headers = list.__new__
+    """``_new_headers(Headers)``: an empty Headers, its fields not set (``__init__`` not run)."""
 
 
 def received_consumed(

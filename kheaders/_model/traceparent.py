@@ -43,32 +43,31 @@ _COMPILED: bool = cython.compiled
 # version-traceid-parentid-flags, lowercase hex only (values other than 55 plain bytes).
 _TRACEPARENT_RE = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
 
-# The common case, exactly 55 bytes as received, is checked by position (compiled: in a loop;
-# plain Python: in one C call): translated, every lowercase hex digit becomes ``x`` and a dash
-# stays a dash (any other byte becomes ``?``), so the value is well-formed exactly when it
-# translates to the template.
+# The common case, exactly 55 bytes as received, is checked by position in one C call:
+# translated, every lowercase hex digit becomes ``x`` and a dash stays a dash (any other byte
+# becomes ``?``), so the value is well-formed exactly when it translates to the template.
 _SHAPE = bytes(
     ord("x") if chr(b) in "0123456789abcdef" else b if b == ord("-") else ord("?")
     for b in range(256)
 )
 _TEMPLATE = b"xx-" + b"x" * 32 + b"-" + b"x" * 16 + b"-xx"
-# then one unhexlify and one unpack give the fields: version, trace id (two halves), parent
-# id, flags
-_FIELDS = struct.Struct(">BQQQB").unpack
+_FIELDS = struct.Struct(">B16sQB").unpack
+_from_bytes = int.from_bytes
 _new_tuple = tuple.__new__
 _OWS = " \t"
 _ZERO_TRACE = "0" * 32
 _ZERO_SPAN = "0" * 16
+_ZERO_ID = bytes(16)
 
 _CACHE_SIZE = 256
 """Distinct valid 55-byte values remembered by :func:`parse_traceparent` (about 80 KB)."""
 _cache: dict[bytes, TraceParent] = {}
-"""Parsed values by their exact bytes: the records of one span carry the same
-``traceparent``, and a consumer meets them close together. Emptied when full. Only valid
-values are kept, so a hit returns what parsing returns."""
+"""Parsed values by their exact bytes, in the pure-Python core: the records of one span
+carry the same ``traceparent``, and a consumer meets them close together. Emptied when full.
+Only valid values are kept, so a hit returns what parsing returns. The compiled core parses
+in about what a lookup costs, and keeps none."""
 _cache_get = _cache.get
-"""The cache's lookup, found once (each ``_cache.get`` makes a bound method, compiled too)."""
-_ABSENT = object()
+"""The cache's lookup, found once (each ``_cache.get`` makes a bound method)."""
 
 _MAX_MEMBERS = 32
 _MAX_TRACESTATE_CHARS = 512
@@ -133,48 +132,24 @@ def _text(value: object) -> str | None:
     return None
 
 
-def _parse55(value: bytes) -> TraceParent | None:
-    """Parse 55 bytes (no white space, nothing after the flags); remember a valid result."""
-    if _COMPILED:  # one pass over the bytes in C, no intermediate object
-        version = high = low = parent = flags = 0
-        data = value  # compiled: the bytes' own buffer, read by pointer
-        for i in range(55):
-            c = data[i]
-            if i in {2, 35, 52}:
-                if c != 0x2D:  # "-"
-                    return None
-                continue
-            if 0x30 <= c <= 0x39:  # 0-9
-                digit = c - 0x30
-            elif 0x61 <= c <= 0x66:  # a-f
-                digit = c - 0x57
-            else:
-                return None
-            if i < 2:
-                version = version << 4 | digit
-            elif i < 19:
-                high = high << 4 | digit
-            elif i < 35:
-                low = low << 4 | digit
-            elif i < 52:
-                parent = parent << 4 | digit
-            else:
-                flags = flags << 4 | digit
-        trace_id = high  # a Python int from here on: 128 bits wide
-        trace_id = trace_id << 64 | low
-    else:  # the same check and fields by C-implemented builtins, for plain Python
+if not cython.compiled:  # the compiled core has this function in C (traceparent.pxd)
+
+    def _parse55(cls: type[TraceParent], value: bytes) -> TraceParent | None:
+        """Parse 55 bytes (no white space, nothing after the flags) into a ``cls``; remember
+        a valid result."""
         if value.translate(_SHAPE) != _TEMPLATE:
             return None
-        version, high, low, parent, flags = _FIELDS(unhexlify(value.replace(b"-", b"")))
-        trace_id = high << 64 | low
-    if version == 0xFF or not (high or low) or not parent:
-        return None
-    # tuple.__new__: a NamedTuple's own constructor is Python code, compiled core or not
-    tp: TraceParent = _new_tuple(TraceParent, (version, trace_id, parent, flags))
-    if len(_cache) >= _CACHE_SIZE:
-        _cache.clear()
-    _cache[value] = tp
-    return tp
+        # one unhexlify and one unpack give the fields: version, trace id (16 bytes), parent
+        # id, flags
+        version, trace_id, parent, flags = _FIELDS(unhexlify(value.replace(b"-", b"")))
+        if version == 0xFF or trace_id == _ZERO_ID or not parent:
+            return None
+        # tuple.__new__: a NamedTuple's own constructor is Python code
+        tp: TraceParent = _new_tuple(cls, (version, _from_bytes(trace_id), parent, flags))
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.clear()
+        _cache[value] = tp
+        return tp
 
 
 def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
@@ -188,11 +163,12 @@ def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
     True
     """
     if type(value) is bytes:
-        hit = _cache_get(value)
-        if hit is not None:
-            return hit
+        if not _COMPILED:
+            hit = _cache_get(value)
+            if hit is not None:
+                return hit
         if len(value) == 55:  # a plain value: no white space, nothing after the flags
-            return _parse55(value)
+            return _parse55(TraceParent, value)
     text = _text(value)
     if text is None:
         return None
@@ -255,6 +231,22 @@ def format_tracestate(members: list[tuple[str, str]]) -> str:
     return ",".join(f"{k}={v}" for k, v in members)
 
 
+if not cython.compiled:  # the compiled core has this function in C (traceparent.pxd)
+
+    def _lone_value(headers: Headers, key: str) -> object:
+        """The value of the only header ``key`` in ``headers``; ``None`` when there are none
+        or several (and for a null value)."""
+        found: object = None
+        seen = False
+        for k, value in pairs(headers):
+            if k == key:
+                if seen:
+                    return None
+                seen = True
+                found = value
+        return found
+
+
 def extract_trace_parent(headers: Headers) -> TraceParent | None:
     """The record's creation context: its single valid ``traceparent``, else ``None``.
 
@@ -267,20 +259,14 @@ def extract_trace_parent(headers: Headers) -> TraceParent | None:
     >>> extract_trace_parent(Headers([("traceparent", tp), ("traceparent", tp)])) is None
     True
     """
-    found: object = _ABSENT
-    for key, value in pairs(headers):
-        if key == TRACEPARENT:
-            if found is not _ABSENT:
-                return None
-            found = value
+    found = _lone_value(headers, TRACEPARENT)
     if type(found) is bytes:  # as received: parse_traceparent's first steps, without its call
-        hit = _cache_get(found)
-        if hit is not None:
-            return hit
+        if not _COMPILED:
+            hit = _cache_get(found)
+            if hit is not None:
+                return hit
         if len(found) == 55:
-            return _parse55(found)
-    elif found is _ABSENT:
-        return None
+            return _parse55(TraceParent, found)
     return parse_traceparent(found)  # type: ignore[arg-type]
 
 
