@@ -6,7 +6,7 @@ report, on the delivery thread, gives the message its read-only headers, stores 
 and queues the future; :meth:`Deliveries.settle`, on the loop, resolves it. What a resolved
 future holds until its caller awaits it (often thousands of records later) is what the
 cyclic collector scans again and again; the compiled core tells the collector to skip the
-objects that cannot be part of a cycle (:func:`untracked`).
+delivered read-only headers, which cannot be part of a cycle.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from confluent_kafka import KafkaException
 
 from kheaders._client.delivery import AckHook, metadata_of, read_only
 from kheaders._client.outgoing import Kept
-from kheaders._model.headers import Headers, received
+from kheaders._model.headers import received
 
 if TYPE_CHECKING:
     from kheaders import _cython as cython
@@ -34,21 +34,14 @@ else:
 SETTLE_CHUNK = 2000
 """Futures resolved in one turn of the loop: a burst of delivery reports never holds it long."""
 
+_COMPILED: bool = cython.compiled
+"""True in the compiled core (read once: plain Python then pays one global lookup)."""
+
 if not cython.compiled:  # compiled: CPython's PyObject_GC_UnTrack (see _delivery.pxd)
 
     def _untrack(obj: object) -> None:
-        """Python cannot take an object from the collector: nothing to do."""
-
-
-def untracked(headers: Headers) -> Headers:
-    """``headers`` (read-only, of plain pairs), no longer scanned by the cyclic collector.
-
-    Its items are tuples of ``str`` and ``bytes`` and it refuses every edit, so it can never
-    be part of a reference cycle: as CPython itself stops tracking such tuples and dicts,
-    the compiled core stops tracking it (plain Python has no way to; it stays tracked).
-    """
-    _untrack(headers)
-    return headers
+        """Plain Python cannot take an object from the collector: never called there."""
+        raise NotImplementedError("the collector's untracking needs the compiled core")
 
 
 class Delivery(asyncio.Future):  # type: ignore[type-arg]
@@ -64,8 +57,12 @@ class Delivery(asyncio.Future):  # type: ignore[type-arg]
     sent: Kept
 
     def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
-        sent = self.sent
-        msg.set_headers(untracked(received(sent)) if type(sent) is tuple else sent)
+        headers = self.sent
+        if type(headers) is tuple:
+            headers = received(headers)
+            if _COMPILED:  # read-only, of str and bytes: never part of a cycle, so the
+                _untrack(headers)  # collector need not scan it (as CPython's own tuples)
+        msg.set_headers(headers)
         self._err = err
         self._value = msg
         self._queue(self)
