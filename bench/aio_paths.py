@@ -211,10 +211,12 @@ def main(argv: list[str] | None = None) -> int:
         columns["compiled"] = measure(ROOT, args.records, names, pure=False)
     columns["pure"] = measure(ROOT, args.records, names, pure=True)
     if args.against:
-        columns["against"] = measure(args.against, args.records, names, pure=False)
-    print(f"{'contender':<22}" + "".join(f"{c:>12}" for c in columns) + "   (instructions/record)")
+        if not args.pure:
+            columns["against"] = measure(args.against, args.records, names, pure=False)
+        columns["against pure"] = measure(args.against, args.records, names, pure=True)
+    print(f"{'contender':<22}" + "".join(f"{c:>14}" for c in columns) + "   (instructions/record)")
     for name in names:
-        print(f"{name:<22}" + "".join(f"{col[name]:>12,.0f}" for col in columns.values()))
+        print(f"{name:<22}" + "".join(f"{col[name]:>14,.0f}" for col in columns.values()))
     sync = "sync + on_delivery"
     if sync in names and "aio produce" in names:
         for label, col in columns.items():
