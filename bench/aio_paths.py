@@ -47,7 +47,7 @@ class FakeRdkafka:
     at most ``LINGER`` seconds, as librdkafka's ``linger.ms``)."""
 
     def __init__(self, config: object = None, **_: object) -> None:
-        self.queue: deque[tuple[Any, str, object, object]] = deque()
+        self.queue: deque[tuple[Any, str, Any, Any]] = deque()
         self.parked: deque[Any] = deque()
         self._ready = threading.Condition()
 
@@ -102,11 +102,12 @@ def _headers(count: int) -> list[Any]:
 def _aio(name: str, n: int) -> None:
     import kheaders.aio._producer as aio_producer
     from kheaders import ProducerRecord
+    from kheaders.aio._parking import LoopProducer
 
-    class FakeLoopProducer(aio_producer.LoopProducer):
+    class FakeLoopProducer(LoopProducer):
         _client_class = FakeRdkafka  # type: ignore[assignment]
 
-    aio_producer.LoopProducer = FakeLoopProducer  # type: ignore[misc]
+    aio_producer.LoopProducer = FakeLoopProducer  # type: ignore[attr-defined]  # its engine
     headers = _headers(WARMUP + n)
     value = b"v" * 100
 

@@ -144,7 +144,7 @@ def test_a_record_report_agrees(pairs: Any, err: Any, fields: dict[str, Any]) ->
             outcomes.append(_report(kind, "Delivery", loop, sent=pairs, args=(err, msg)))
             assert msg.headers() == received(pairs)
             headers = msg.headers()
-            assert headers is not None
+            assert isinstance(headers, Headers)
             assert headers.read_only
         assert outcomes[0] == outcomes[1]
     finally:
@@ -190,6 +190,7 @@ def test_delivered_headers_are_untracked_only_by_the_compiled_core(
     msg = Message(topic="t")
     fut(None, msg)
     headers = msg.headers()
+    assert isinstance(headers, Headers)
     assert headers == [("traceparent", b"00-x"), ("k", None)]
     assert gc.is_tracked(headers) is not is_compiled(module)
     assert module._COMPILED is is_compiled(module)
