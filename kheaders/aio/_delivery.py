@@ -3,10 +3,16 @@ delivery report, and the queue that takes reported futures to the event loop.
 
 A record in flight keeps one object alive, its future (a :class:`Delivery`): librdkafka's
 report, on the delivery thread, gives the message its read-only headers, stores the outcome
-and queues the future; :meth:`Deliveries.settle`, on the loop, resolves it. What a resolved
-future holds until its caller awaits it (often thousands of records later) is what the
-cyclic collector scans again and again; the compiled core tells the collector to skip the
-delivered read-only headers, which cannot be part of a cycle.
+and queues the future; :meth:`Deliveries.settle`, on the loop, resolves it. A resolved
+future, its message and the message's headers often wait thousands of records for their
+caller's ``await``, and the cyclic collector scans every object that waits, again and again.
+The compiled core takes from the collector those that cannot be part of a cycle kheaders
+made: the delivered read-only headers (tuples of ``str`` and ``bytes``, no edit allowed), the
+delivered message (its fields: those headers, the record's bytes, a KafkaError) and the future
+once it holds its result (an error's traceback can refer back to its future: a failed or
+cancelled one stays tracked). A cycle the caller builds through them (an attribute set on
+the future that refers back to it, a message's value set to something holding the message)
+is then never collected. Plain Python cannot untrack anything: the collector scans them all.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaException, Message
 
 from kheaders._client.delivery import AckHook, metadata_of, read_only
 from kheaders._client.outgoing import Kept
@@ -40,8 +46,20 @@ _COMPILED: bool = cython.compiled
 if not cython.compiled:  # compiled: CPython's PyObject_GC_UnTrack (see _delivery.pxd)
 
     def _untrack(obj: object) -> None:
-        """Plain Python cannot take an object from the collector: never called there."""
-        raise NotImplementedError("the collector's untracking needs the compiled core")
+        """Plain Python cannot take an object from the collector: nothing is done."""
+
+
+def _delivered(sent: Kept, msg: Any) -> None:
+    """The compiled core's report: ``msg`` gets the read-only headers of ``sent``, and the
+    collector stops scanning both (see the module doc)."""
+    if type(sent) is tuple:
+        headers = received(sent)
+        _untrack(headers)
+        msg.set_headers(headers)
+    else:  # closed Headers the caller passed: the caller's object, left as it is
+        msg.set_headers(sent)
+    if type(msg) is Message:  # only an object the collector tracks may be untracked
+        _untrack(msg)
 
 
 class Delivery(asyncio.Future):  # type: ignore[type-arg]
@@ -57,12 +75,11 @@ class Delivery(asyncio.Future):  # type: ignore[type-arg]
     sent: Kept
 
     def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
-        headers = self.sent
-        if type(headers) is tuple:
-            headers = received(headers)
-            if _COMPILED:  # read-only, of str and bytes: never part of a cycle, so the
-                _untrack(headers)  # collector need not scan it (as CPython's own tuples)
-        msg.set_headers(headers)
+        sent = self.sent
+        if _COMPILED:
+            _delivered(sent, msg)
+        else:
+            msg.set_headers(received(sent) if type(sent) is tuple else sent)
         self._err = err
         self._value = msg
         self._queue(self)
@@ -148,6 +165,8 @@ class Deliveries:
             try:
                 if fut._err is None:
                     fut.set_result(fut._value)
+                    if _COMPILED:  # resolved: the collector need not scan it (module doc)
+                        _untrack(fut)
                 else:
                     fut.set_exception(KafkaException(fut._err))
             except asyncio.InvalidStateError:  # cancelled by its owner

@@ -12,7 +12,9 @@ hand on an event loop of their own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from types import ModuleType
@@ -34,6 +36,7 @@ MODULE = "kheaders.aio._delivery"
 PINNED: frozenset[str] = frozenset(
     {
         f"{MODULE}._untrack",
+        f"{MODULE}._delivered",
         f"{MODULE}.Delivery.__call__",
         f"{MODULE}.Acked.__call__",
         f"{MODULE}.Sent.__call__",
@@ -192,17 +195,77 @@ def test_delivered_headers_are_untracked_only_by_the_compiled_core(
     headers = msg.headers()
     assert isinstance(headers, Headers)
     assert headers == [("traceparent", b"00-x"), ("k", None)]
-    assert gc.is_tracked(headers) is not is_compiled(module)
-    assert module._COMPILED is is_compiled(module)
+    compiled = is_compiled(module)
+    assert module._COMPILED is compiled
+    assert gc.is_tracked(headers) is not compiled
+    assert gc.is_tracked(msg) is not compiled
     gc.collect()  # the collector walks what refers to them: nothing breaks
     assert msg.headers() == [("traceparent", b"00-x"), ("k", None)]
     with pytest.raises(kheaders.ReadOnlyHeadersError):
         headers.add("x", b"y")
 
 
-def test_the_pure_core_never_untracks() -> None:
-    with pytest.raises(NotImplementedError, match="compiled core"):
-        pure(MODULE)._untrack([])
+@settings(max_examples=80, deadline=None)
+@given(
+    st.one_of(_pairs, st.just(received([("k", b"v")]))),
+    st.one_of(_message_args.map(lambda f: Message(**f)), _not_messages),
+)
+def test_the_compiled_report_agrees(sent: Any, msg: Any) -> None:
+    """``_delivered`` (the compiled core's report) gives what the Python expression gives."""
+    outcomes = []
+    for kind in CORES:
+        target = Message(topic=msg.topic(), key=msg.key()) if isinstance(msg, Message) else msg
+        result = _outcome(lambda target=target, kind=kind: _core(kind)._delivered(sent, target))
+        headers = target.headers() if isinstance(target, Message) else None
+        outcomes.append((result, _listed(headers)))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_the_pure_core_leaves_the_collector_alone() -> None:
+    obj: list[int] = []
+    assert pure(MODULE)._untrack(obj) is None
+    assert gc.is_tracked(obj)
+
+
+@pytest.mark.parametrize("kind", CORES)
+def test_resolved_futures_are_untracked_failed_ones_stay_collectable(kind: str) -> None:
+    """Only a future that holds its result leaves the collector (compiled core): a failed
+    one, whose error's traceback refers back to it through the awaiting frame, and a
+    cancelled one stay tracked, so the cycle is collected; an untracked one is freed by
+    reference counting once its caller drops it."""
+    module = _core(kind)
+    loop = asyncio.new_event_loop()
+    try:
+        deliveries = module.Deliveries(loop, _Raw(0, 0))
+        futures = []
+        for err, cancel in ((None, False), (KafkaError(KafkaError._MSG_TIMED_OUT), False),
+                            (None, True)):  # fmt: skip
+            fut = module.Delivery(loop=loop)
+            fut._queue = deliveries.append
+            fut.sent = (("k", b"v"),)
+            fut(err, Message(topic="t"))
+            if cancel:
+                fut.cancel()
+            futures.append(fut)
+        deliveries.settle()
+        ok, failed, cancelled = futures
+        compiled = is_compiled(module)
+        assert gc.is_tracked(ok) is not compiled
+        assert gc.is_tracked(failed)
+        assert gc.is_tracked(cancelled)
+
+        async def awaiting(fut: Any) -> None:
+            with contextlib.suppress(KafkaException, asyncio.CancelledError):
+                await fut
+
+        refs = [weakref.ref(f) for f in futures]
+        for f in futures:
+            loop.run_until_complete(awaiting(f))
+        del futures, ok, failed, cancelled, fut, f
+        gc.collect()
+        assert [r() for r in refs] == [None, None, None]
+    finally:
+        loop.close()
 
 
 # -- Acked, Sent, Metadata ---------------------------------------------------------------------
