@@ -88,6 +88,12 @@ _message_args = st.fixed_dictionaries(
     }
 )
 """A delivered message's fields (a fresh Message of them for each core)."""
+
+
+def _message(fields: dict[str, Any]) -> Message:
+    return Message(**fields)
+
+
 _not_messages = st.sampled_from([None, 0, "msg", b"msg", object()])
 
 
@@ -208,14 +214,15 @@ def test_delivered_headers_are_untracked_only_by_the_compiled_core(
 @settings(max_examples=80, deadline=None)
 @given(
     st.one_of(_pairs, st.just(received([("k", b"v")]))),
-    st.one_of(_message_args.map(lambda f: Message(**f)), _not_messages),
+    st.one_of(_message_args.map(_message), _not_messages),
 )
 def test_the_compiled_report_agrees(sent: Any, msg: Any) -> None:
     """``_delivered`` (the compiled core's report) gives what the Python expression gives."""
     outcomes = []
     for kind in CORES:
         target = Message(topic=msg.topic(), key=msg.key()) if isinstance(msg, Message) else msg
-        result = _outcome(lambda target=target, kind=kind: _core(kind)._delivered(sent, target))
+        delivered = _core(kind)._delivered
+        result = _outcome(lambda: delivered(sent, target))  # noqa: B023 - called at once
         headers = target.headers() if isinstance(target, Message) else None
         outcomes.append((result, _listed(headers)))
     assert outcomes[0] == outcomes[1]
