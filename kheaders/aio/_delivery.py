@@ -49,16 +49,16 @@ if not cython.compiled:  # compiled: CPython's PyObject_GC_UnTrack (see _deliver
         """Plain Python cannot take an object from the collector: nothing is done."""
 
 
-def _delivered(sent: Kept, msg: Any) -> None:
-    """The compiled core's report: ``msg`` gets the read-only headers of ``sent``, and the
-    collector stops scanning both (see the module doc)."""
-    if type(sent) is tuple:
-        headers = received(sent)
-        _untrack(headers)
-        msg.set_headers(headers)
-    else:  # closed Headers the caller passed: the caller's object, left as it is
-        msg.set_headers(sent)
-    if type(msg) is Message:  # only an object the collector tracks may be untracked
+def _settled(fut: Delivery) -> None:
+    """The compiled core's part of resolving ``fut`` with its result: the future, the
+    delivered message and the read-only headers its report built leave the collector (see
+    the module doc)."""
+    _untrack(fut)
+    msg = fut._value
+    if type(msg) is Message:  # only objects the collector tracks may be untracked
+        headers = msg.headers()
+        if type(fut.sent) is tuple and headers is not None:  # built by the report
+            _untrack(headers)
         _untrack(msg)
 
 
@@ -76,10 +76,7 @@ class Delivery(asyncio.Future):  # type: ignore[type-arg]
 
     def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
         sent = self.sent
-        if _COMPILED:
-            _delivered(sent, msg)
-        else:
-            msg.set_headers(received(sent) if type(sent) is tuple else sent)
+        msg.set_headers(received(sent) if type(sent) is tuple else sent)
         self._err = err
         self._value = msg
         self._queue(self)
@@ -160,13 +157,14 @@ class Deliveries:
                 self.room.set()
         done = self.done
         pop = done.popleft
+        untrack = _COMPILED
         for _ in range(min(len(done), SETTLE_CHUNK)):
             fut = pop()
             try:
                 if fut._err is None:
                     fut.set_result(fut._value)
-                    if _COMPILED:  # resolved: the collector need not scan it (module doc)
-                        _untrack(fut)
+                    if untrack:
+                        _settled(fut)
                 else:
                     fut.set_exception(KafkaException(fut._err))
             except asyncio.InvalidStateError:  # cancelled by its owner
