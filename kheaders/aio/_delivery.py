@@ -49,12 +49,9 @@ if not cython.compiled:  # compiled: CPython's PyObject_GC_UnTrack (see _deliver
         """Plain Python cannot take an object from the collector: nothing is done."""
 
 
-def _settled(fut: Delivery) -> None:
-    """The compiled core's part of resolving ``fut`` with its result: the future, the
-    delivered message and the read-only headers its report built leave the collector (see
-    the module doc)."""
-    _untrack(fut)
-    msg = fut._value
+def _reported(fut: Delivery, msg: Any) -> None:
+    """The compiled core's part of a report: the delivered message and the read-only
+    headers the report built for it leave the collector (see the module doc)."""
     if type(msg) is Message:  # only objects the collector tracks may be untracked
         headers = msg.headers()
         if type(fut.sent) is tuple and headers is not None:  # built by the report
@@ -77,6 +74,8 @@ class Delivery(asyncio.Future):  # type: ignore[type-arg]
     def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
         sent = self.sent
         msg.set_headers(received(sent) if type(sent) is tuple else sent)
+        if _COMPILED:
+            _reported(self, msg)
         self._err = err
         self._value = msg
         self._queue(self)
@@ -163,8 +162,8 @@ class Deliveries:
             try:
                 if fut._err is None:
                     fut.set_result(fut._value)
-                    if untrack:
-                        _settled(fut)
+                    if untrack:  # it holds its result: see the module doc
+                        _untrack(fut)
                 else:
                     fut.set_exception(KafkaException(fut._err))
             except asyncio.InvalidStateError:  # cancelled by its owner

@@ -36,7 +36,7 @@ MODULE = "kheaders.aio._delivery"
 PINNED: frozenset[str] = frozenset(
     {
         f"{MODULE}._untrack",
-        f"{MODULE}._settled",
+        f"{MODULE}._reported",
         f"{MODULE}.Delivery.__call__",
         f"{MODULE}.Acked.__call__",
         f"{MODULE}.Sent.__call__",
@@ -192,8 +192,8 @@ def test_closed_headers_are_delivered_as_they_are(loop: asyncio.AbstractEventLoo
 def test_delivered_records_are_untracked_only_by_the_compiled_core(
     kind: str, loop: asyncio.AbstractEventLoop
 ) -> None:
-    """Once resolved (compiled core): the future, its message and the headers its report
-    built leave the collector; closed Headers a caller passed stay as they are."""
+    """Compiled core: the message and the headers its report built leave the collector
+    when reported, the future once resolved; closed Headers a caller passed stay as they are."""
     module = _core(kind)
     compiled = is_compiled(module)
     assert module._COMPILED is compiled
@@ -207,7 +207,8 @@ def test_delivered_records_are_untracked_only_by_the_compiled_core(
         fut.sent = sent
         msg = Message(topic="t")
         fut(None, msg)
-        assert gc.is_tracked(msg)  # until resolved
+        assert gc.is_tracked(msg) is not compiled  # from the report on
+        assert gc.is_tracked(fut)  # until resolved
         messages.append(msg)
     futures = list(deliveries.done)
     deliveries.settle()
@@ -229,24 +230,23 @@ def test_delivered_records_are_untracked_only_by_the_compiled_core(
     st.one_of(_pairs, st.just(received([("k", b"v")]))),
     st.one_of(_message_args.map(_message), _not_messages, st.just(RecordMetadata("t", 0))),
 )
-def test_the_compiled_settling_agrees(sent: Any, value: Any) -> None:
-    """``_settled`` (what the compiled core adds to resolving a future) changes no value."""
+def test_the_compiled_report_agrees(sent: Any, value: Any) -> None:
+    """``_reported`` (what the compiled core adds to a report) changes no value."""
     outcomes = []
     for kind in CORES:
         loop = asyncio.new_event_loop()
         try:
             fut = _core(kind).Delivery(loop=loop)
-            fut._queue = _Queue()
             fut.sent = sent
-            if isinstance(value, Message):
-                target: Any = Message(topic=value.topic(), key=value.key())
-                fut(None, target)
-            else:
-                target = value
-                fut._value = value
-            fut.set_result(target)
-            settled = _core(kind)._settled
-            result = _outcome(lambda: settled(fut))  # noqa: B023 - called at once
+            target = (
+                Message(topic=value.topic(), key=value.key())
+                if isinstance(value, Message)
+                else value
+            )
+            if isinstance(target, Message):
+                target.set_headers(received(sent) if type(sent) is tuple else sent)
+            reported = _core(kind)._reported
+            result = _outcome(lambda: reported(fut, target))  # noqa: B023 - called at once
             shown = target.headers() if isinstance(target, Message) else target
             outcomes.append((result, _listed(shown) if isinstance(shown, list) else repr(shown)))
         finally:
