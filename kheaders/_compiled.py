@@ -36,6 +36,7 @@ MODULES = (
     "kheaders._model.limits",
     "kheaders._model.received",
     "kheaders._model.traceparent",
+    "kheaders.aio._delivery",
 )
 """The modules the build compiles (``hatch_build.py`` reads this tuple)."""
 

@@ -12,22 +12,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
-from confluent_kafka import KafkaException, Message
+from confluent_kafka import Message
 
 from kheaders._client.chain import InterceptorChain
-from kheaders._client.delivery import AckHook, metadata_of, read_only
-from kheaders._client.outgoing import Kept
 from kheaders._client.producer import Producer, path_of
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
-from kheaders._model.headers import Headers, HeaderTypes, received
+from kheaders._model.headers import Headers, HeaderTypes
 from kheaders._model.limits import HeaderLimits
 from kheaders.aio._closing import AsyncClosing
+from kheaders.aio._delivery import Acked, Deliveries, Delivery, Metadata, Sent
 from kheaders.aio._parking import LoopProducer, ParkingProducer
 from kheaders.aio._threads import SLICE, Poller, Worker, wait_ended
 
@@ -36,120 +34,9 @@ _log = get_logger("kheaders.aio.producer")
 YIELD_EVERY = 256
 """A task producing without ever waiting gives the loop a turn after this many records, so
 other tasks (timers, consumers, servers) keep running while it produces millions."""
-SETTLE_CHUNK = 2000
-"""Futures resolved in one turn of the loop: a burst of delivery reports never holds it long."""
 ROOM_RECHECK = 1.0
 """Seconds a producer waiting for queue room sleeps at most between its own checks (the wake
 up normally comes sooner, from the delivery reports that free the room)."""
-
-
-class _Delivery(asyncio.Future):  # type: ignore[type-arg]
-    """A record's future that is also its delivery report (a ``Carrier``: it carries the
-    record's headers in ``sent``), so it is the only object the record keeps alive in flight:
-    librdkafka's report, on the delivery thread, gives the message its read-only headers,
-    stores the outcome and queues the future for the loop, which resolves it."""
-
-    __slots__ = ("_err", "_queue", "_value", "sent")
-    _err: Any
-    _queue: Callable[[_Delivery], None]
-    _value: Any
-    sent: Kept
-
-    def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
-        sent = self.sent
-        msg.set_headers(received(sent) if type(sent) is tuple else sent)  # read_only(sent)
-        self._err = err
-        self._value = msg
-        self._queue(self)
-
-
-class _Acked(_Delivery):
-    """For a producer whose interceptors only acknowledge: the record's only report runs
-    their ``on_acknowledgement`` first (on the delivery thread, as any report), then is
-    queued for the loop even when an interceptor raised (strict mode: that error then
-    reaches the delivery thread's log, the record's future its outcome)."""
-
-    __slots__ = ("_ack",)
-    _ack: AckHook
-
-    def __call__(self, err: Any, msg: Any, /) -> None:
-        headers = read_only(self.sent)
-        try:
-            self._ack(metadata_of(msg), err, headers)
-        finally:
-            msg.set_headers(headers)
-            self._err = err
-            self._value = msg
-            self._queue(self)
-
-
-class _Sent(_Delivery):
-    """For ``send``: Java's ``(metadata, err)`` callback."""
-
-    __slots__ = ()
-
-    def __call__(self, md: Any, err: Any, /) -> None:
-        self._err = err
-        self._value = md
-        self._queue(self)
-
-
-class _Metadata(_Delivery):
-    """For ``send`` on a lean producer (the carried path): librdkafka's ``(err, msg)``
-    kept as the record's RecordMetadata, the future the only object in flight."""
-
-    __slots__ = ()
-
-    def __call__(self, err: Any, msg: Any, /) -> None:
-        self._err = err
-        self._value = metadata_of(msg)
-        self._queue(self)
-
-
-class _Deliveries:
-    """Delivery reports on their way from librdkafka's callbacks to the loop's futures.
-
-    Holds no reference to the AIOProducer, so the poll thread does not keep it alive.
-    """
-
-    __slots__ = ("append", "done", "loop", "raw", "room", "scheduled")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, raw: ParkingProducer) -> None:
-        self.loop = loop
-        self.raw = raw
-        self.done: deque[_Delivery] = deque()
-        self.append = self.done.append
-        self.scheduled = False
-        self.room = asyncio.Event()
-
-    def served(self) -> None:
-        """After callbacks ran (any thread): have the loop settle them, once per batch."""
-        if not self.scheduled and (self.done or self.raw.parked):
-            self.scheduled = True
-            self.loop.call_soon_threadsafe(self.settle)
-
-    def settle(self) -> None:
-        """On the loop: move parked records into the room freed, resolve the futures."""
-        self.scheduled = False
-        raw = self.raw
-        if raw.parked:
-            raw.unpark()
-            if not raw.parked:
-                self.room.set()
-        done = self.done
-        pop = done.popleft
-        for _ in range(min(len(done), SETTLE_CHUNK)):
-            fut = pop()
-            try:
-                if fut._err is None:
-                    fut.set_result(fut._value)
-                else:
-                    fut.set_exception(KafkaException(fut._err))
-            except asyncio.InvalidStateError:  # cancelled by its owner
-                pass
-        if done and not self.scheduled:  # the rest after the loop's other callbacks
-            self.scheduled = True
-            self.loop.call_soon(self.settle)
 
 
 class AIOProducer(AsyncClosing):
@@ -195,11 +82,11 @@ class AIOProducer(AsyncClosing):
         self._parked = raw.parked
         path = path_of(self._sync)
         self._carried = path.carry
-        # interceptors that only acknowledge: each record's future runs them (see _Acked)
+        # interceptors that only acknowledge: each record's future runs them (see Acked)
         self._acking = path.acknowledge
         # nothing sees a record before librdkafka: send() takes the carried path too
         self._lean = not path.sees_records and path.acknowledge is None
-        self._deliveries = deliveries = _Deliveries(loop, raw)
+        self._deliveries = deliveries = Deliveries(loop, raw)
         self._append = deliveries.append
         self._worker = Worker("kheaders-aio-producer", loop)
         self._poller = Poller("kheaders-aio-delivery", loop, self._sync.poll, deliveries.served)
@@ -235,9 +122,9 @@ class AIOProducer(AsyncClosing):
         if parked:
             await self._wait_room()
         if self._acking is None:
-            fut = _Delivery(loop=self._loop)
+            fut = Delivery(loop=self._loop)
         else:
-            fut = _Acked(loop=self._loop)
+            fut = Acked(loop=self._loop)
             fut._ack = self._acking
         fut._queue = self._append
         self._carried(fut, topic, value, key, partition, timestamp, headers)
@@ -264,7 +151,7 @@ class AIOProducer(AsyncClosing):
             headers = record.headers
             if type(headers) is not Headers:
                 headers = record.headers = Headers(headers)
-            lean = _Metadata(loop=self._loop)
+            lean = Metadata(loop=self._loop)
             lean._queue = self._append
             partition = record.partition
             self._carried(
@@ -276,9 +163,9 @@ class AIOProducer(AsyncClosing):
                 record.timestamp or 0,
                 headers,
             )
-            fut: _Delivery = lean
+            fut: Delivery = lean
         else:
-            fut = _Sent(loop=self._loop)
+            fut = Sent(loop=self._loop)
             fut._queue = self._append
             self._sync.send(record, fut)
         if parked:

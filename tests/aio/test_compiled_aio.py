@@ -1,0 +1,448 @@
+"""kheaders.aio's compiled bookkeeping is its Python: the same outcomes on any input.
+
+``kheaders.aio._delivery`` (each record's future, which is also its delivery report, and the
+queue that takes reported futures to the loop) is called on the installed module (the
+extension where the build compiled it) and on its ``.py`` loaded side by side
+(``tests.support.cores``), with hostile reports: odd errors, messages that are not messages,
+headers of any text and bytes, acknowledgement hooks that raise, futures cancelled by their
+owner, more reports than one turn of the loop settles. No broker: the futures are driven by
+hand on an event loop of their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+from confluent_kafka import KafkaError, KafkaException, Message
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import kheaders
+from kheaders._client.delivery import read_only
+from kheaders._client.records import RecordMetadata
+from kheaders._model.headers import Headers, received
+from tests.support.cores import installed, is_compiled, pure
+
+MODULE = "kheaders.aio._delivery"
+
+PINNED: frozenset[str] = frozenset(
+    {
+        f"{MODULE}._untrack",
+        f"{MODULE}._reported",
+        f"{MODULE}.Delivery.__call__",
+        f"{MODULE}.Acked.__call__",
+        f"{MODULE}.Sent.__call__",
+        f"{MODULE}.Metadata.__call__",
+        f"{MODULE}.Deliveries.__init__",
+        f"{MODULE}.Deliveries.served",
+        f"{MODULE}.Deliveries.settle",
+    }
+)
+"""The functions of the compiled modules these properties pin (compiled == pure)."""
+
+CORES = ("installed", "pure")
+
+
+def _core(kind: str) -> ModuleType:
+    return installed(MODULE) if kind == "installed" else pure(MODULE)
+
+
+@pytest.fixture
+def loop() -> Iterator[asyncio.AbstractEventLoop]:
+    loop = asyncio.new_event_loop()
+    yield loop
+    loop.close()
+
+
+# -- hostile inputs ----------------------------------------------------------------------------
+
+_pairs = st.lists(
+    st.tuples(
+        st.text(min_size=1, max_size=12),
+        st.one_of(st.none(), st.binary(max_size=24)),
+    ),
+    max_size=6,
+).map(tuple)
+_errors = st.one_of(
+    st.none(),
+    st.sampled_from([KafkaError._MSG_TIMED_OUT, KafkaError._PURGE_QUEUE, KafkaError.UNKNOWN]).map(
+        KafkaError
+    ),
+    st.sampled_from(["text", 0, b"\x00"]),  # not what librdkafka gives: kept as given
+)
+_message_args = st.fixed_dictionaries(
+    {
+        "topic": st.text(max_size=10),
+        "partition": st.integers(-1, 3),
+        "offset": st.integers(-1001, 10**6),
+        "key": st.one_of(st.none(), st.binary(max_size=8)),
+        "value": st.one_of(st.none(), st.binary(max_size=8)),
+    }
+)
+"""A delivered message's fields (a fresh Message of them for each core)."""
+
+
+def _message(fields: dict[str, Any]) -> Message:
+    return Message(**fields)
+
+
+_not_messages = st.sampled_from([None, 0, "msg", b"msg", object()])
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        return ("ok", call())
+    except Exception as exc:
+        return (type(exc).__name__, str(exc))
+
+
+class _Queue:
+    """Where a future queues itself: records what it queued."""
+
+    def __init__(self) -> None:
+        self.queued: list[Any] = []
+
+    def __call__(self, fut: Any) -> None:
+        self.queued.append(fut)
+
+
+def _state(fut: Any, queue: _Queue) -> tuple[Any, ...]:
+    """What a report left behind, comparable across cores."""
+    value = getattr(fut, "_value", "<unset>")
+    if isinstance(value, Message):
+        value = (value.topic(), value.partition(), value.offset(), _listed(value.headers()))
+    elif isinstance(value, RecordMetadata):
+        value = (value.topic, value.partition, value.offset, value.serialized_key_size)
+    return (getattr(fut, "_err", "<unset>"), value, [q is fut for q in queue.queued])
+
+
+def _listed(headers: Any) -> Any:
+    return None if headers is None else (type(headers).__name__, list(headers))
+
+
+def _report(kind: str, cls: str, loop: asyncio.AbstractEventLoop, **slots: Any) -> tuple[Any, ...]:
+    """Make a future of class ``cls`` of core ``kind``, call it with ``args``; its outcome."""
+    args = slots.pop("args")
+    queue = _Queue()
+    fut = getattr(_core(kind), cls)(loop=loop)
+    fut._queue = queue
+    for name, value in slots.items():
+        setattr(fut, name, value)
+    return (_outcome(lambda: fut(*args)), _state(fut, queue))
+
+
+# -- Delivery: the carried record's report -----------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(_pairs, _errors, _message_args)
+def test_a_record_report_agrees(pairs: Any, err: Any, fields: dict[str, Any]) -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        outcomes = []
+        for kind in CORES:
+            msg = Message(**fields)
+            outcomes.append(_report(kind, "Delivery", loop, sent=pairs, args=(err, msg)))
+            assert msg.headers() == received(pairs)
+            headers = msg.headers()
+            assert isinstance(headers, Headers)
+            assert headers.read_only
+        assert outcomes[0] == outcomes[1]
+    finally:
+        loop.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(_pairs, st.just(received([("k", b"v")]))), _errors, _not_messages)
+def test_a_report_of_no_message_fails_alike(sent: Any, err: Any, msg: Any) -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        a = _report("installed", "Delivery", loop, sent=sent, args=(err, msg))
+        b = _report("pure", "Delivery", loop, sent=sent, args=(err, msg))
+        assert a == b
+        assert a[0][0] == "AttributeError"  # nothing queued: librdkafka never does this
+    finally:
+        loop.close()
+
+
+def test_closed_headers_are_delivered_as_they_are(loop: asyncio.AbstractEventLoop) -> None:
+    """Closed Headers a caller passed are the ones the message shows (not copied, tracked
+    as the caller's objects are); a snapshot tuple becomes new read-only Headers."""
+    closed = Headers([("a", b"1")])
+    closed.close()
+    for kind in CORES:
+        fut = _core(kind).Delivery(loop=loop)
+        fut._queue = _Queue()
+        fut.sent = closed
+        msg = Message(topic="t")
+        fut(None, msg)
+        assert msg.headers() is closed
+        assert gc.is_tracked(closed)
+
+
+@pytest.mark.parametrize("kind", CORES)
+def test_delivered_records_are_untracked_only_by_the_compiled_core(
+    kind: str, loop: asyncio.AbstractEventLoop
+) -> None:
+    """Compiled core: the message and the headers its report built leave the collector
+    when reported, the future once resolved; closed Headers a caller passed stay as they are."""
+    module = _core(kind)
+    compiled = is_compiled(module)
+    assert module._COMPILED is compiled
+    closed = Headers([("a", b"1")])
+    closed.close()
+    deliveries = module.Deliveries(loop, _Raw(0, 0))
+    messages = []
+    for sent in ((("traceparent", b"00-x"), ("k", None)), closed):
+        fut = module.Delivery(loop=loop)
+        fut._queue = deliveries.append
+        fut.sent = sent
+        msg = Message(topic="t")
+        fut(None, msg)
+        assert gc.is_tracked(msg) is not compiled  # from the report on
+        assert gc.is_tracked(fut)  # until resolved
+        messages.append(msg)
+    futures = list(deliveries.done)
+    deliveries.settle()
+    built, given = messages
+    headers = built.headers()
+    assert isinstance(headers, Headers)
+    assert headers == [("traceparent", b"00-x"), ("k", None)]
+    assert [gc.is_tracked(o) for o in (*futures, built, given, headers)] == [not compiled] * 5
+    assert given.headers() is closed
+    assert gc.is_tracked(closed)
+    gc.collect()  # the collector walks what refers to them: nothing breaks
+    assert built.headers() == [("traceparent", b"00-x"), ("k", None)]
+    with pytest.raises(kheaders.ReadOnlyHeadersError):
+        headers.add("x", b"y")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.one_of(_pairs, st.just(received([("k", b"v")]))),
+    st.one_of(_message_args.map(_message), _not_messages, st.just(RecordMetadata("t", 0))),
+)
+def test_the_compiled_report_agrees(sent: Any, value: Any) -> None:
+    """``_reported`` (what the compiled core adds to a report) changes no value."""
+    outcomes = []
+    for kind in CORES:
+        loop = asyncio.new_event_loop()
+        try:
+            fut = _core(kind).Delivery(loop=loop)
+            fut.sent = sent
+            target = (
+                Message(topic=value.topic(), key=value.key())
+                if isinstance(value, Message)
+                else value
+            )
+            if isinstance(target, Message):
+                target.set_headers(received(sent) if type(sent) is tuple else sent)
+            reported = _core(kind)._reported
+            result = _outcome(lambda: reported(fut, target))  # noqa: B023 - called at once
+            shown = target.headers() if isinstance(target, Message) else target
+            outcomes.append((result, _listed(shown) if isinstance(shown, list) else repr(shown)))
+        finally:
+            loop.close()
+    assert outcomes[0] == outcomes[1]
+
+
+def test_the_pure_core_leaves_the_collector_alone() -> None:
+    obj: list[int] = []
+    assert pure(MODULE)._untrack(obj) is None
+    assert gc.is_tracked(obj)
+
+
+@pytest.mark.parametrize("kind", CORES)
+def test_resolved_futures_are_untracked_failed_ones_stay_collectable(kind: str) -> None:
+    """Only a future that holds its result leaves the collector (compiled core): a failed
+    one, whose error's traceback refers back to it through the awaiting frame, and a
+    cancelled one stay tracked, so the cycle is collected; an untracked one is freed by
+    reference counting once its caller drops it."""
+    module = _core(kind)
+    loop = asyncio.new_event_loop()
+    try:
+        deliveries = module.Deliveries(loop, _Raw(0, 0))
+        futures = []
+        for err, cancel in ((None, False), (KafkaError(KafkaError._MSG_TIMED_OUT), False),
+                            (None, True)):  # fmt: skip
+            fut = module.Delivery(loop=loop)
+            fut._queue = deliveries.append
+            fut.sent = (("k", b"v"),)
+            fut(err, Message(topic="t"))
+            if cancel:
+                fut.cancel()
+            futures.append(fut)
+        deliveries.settle()
+        ok, failed, cancelled = futures
+        compiled = is_compiled(module)
+        assert gc.is_tracked(ok) is not compiled
+        assert gc.is_tracked(failed)
+        assert gc.is_tracked(cancelled)
+
+        async def awaiting(fut: Any) -> None:
+            with contextlib.suppress(KafkaException, asyncio.CancelledError):
+                await fut
+
+        refs = [weakref.ref(f) for f in futures]
+        for f in futures:
+            loop.run_until_complete(awaiting(f))
+        del futures, ok, failed, cancelled, fut, f
+        gc.collect()
+        assert [r() for r in refs] == [None, None, None]
+    finally:
+        loop.close()
+
+
+# -- Acked, Sent, Metadata ---------------------------------------------------------------------
+
+
+@settings(max_examples=100, deadline=None)
+@given(_pairs, _errors, _message_args, st.sampled_from(["returns", "raises"]))
+def test_an_acknowledging_report_agrees(
+    pairs: Any, err: Any, fields: dict[str, Any], hook: str
+) -> None:
+    loop = asyncio.new_event_loop()
+    try:
+        outcomes = []
+        for kind in CORES:
+            seen: list[Any] = []
+
+            def ack(md: RecordMetadata, e: Any, headers: Headers, seen: list[Any] = seen) -> None:
+                seen.append((md.topic, md.partition, md.offset, e, list(headers)))
+                if hook == "raises":
+                    raise ValueError("interceptor failed")
+
+            copy = Message(**fields)
+            result = _report(kind, "Acked", loop, sent=pairs, _ack=ack, args=(err, copy))
+            outcomes.append((result, seen, _listed(copy.headers())))
+        assert outcomes[0] == outcomes[1]
+        assert outcomes[0][1][0][4] == list(read_only(pairs))
+    finally:
+        loop.close()
+
+
+@settings(max_examples=80, deadline=None)
+@given(_errors, _message_args)
+def test_send_reports_agree(err: Any, fields: dict[str, Any]) -> None:
+    loop = asyncio.new_event_loop()
+    msg = Message(**fields)
+    try:
+        md = RecordMetadata("t", 0, offset=3)
+        for cls, args in (("Sent", (md, err)), ("Metadata", (err, msg)), ("Metadata", (err, 7))):
+            a = _report("installed", cls, loop, args=args)
+            b = _report("pure", cls, loop, args=args)
+            assert a == b, cls
+    finally:
+        loop.close()
+
+
+# -- Deliveries: from the delivery thread to the loop ------------------------------------------
+
+
+class _Raw:
+    """The parking producer's part the queue uses: records waiting for room."""
+
+    def __init__(self, parked: int, room: int) -> None:
+        self.parked: deque[int] = deque(range(parked))
+        self.room = room
+        self.unparked = 0
+
+    def unpark(self) -> None:
+        while self.parked and self.room:
+            self.parked.popleft()
+            self.room -= 1
+            self.unparked += 1
+
+
+def _settled(fut: asyncio.Future[Any]) -> Any:
+    if fut.cancelled():
+        return "cancelled"
+    if not fut.done():
+        return "pending"
+    exc = fut.exception()
+    if exc is not None:
+        return (type(exc).__name__, repr(exc.args))
+    return fut.result()
+
+
+def _drive(kind: str, reports: list[tuple[Any, bool]], parked: int, room: int) -> Any:
+    """Queue ``reports`` ((error, cancelled first) each) on a Deliveries of core ``kind``,
+    as the delivery thread does, then run the loop until it settled them."""
+    module = _core(kind)
+    loop = asyncio.new_event_loop()
+    try:
+        raw = _Raw(parked, room)
+        deliveries = module.Deliveries(loop, raw)
+        futures = []
+        for i, (err, cancel) in enumerate(reports):
+            fut = module.Delivery(loop=loop)
+            fut._queue = deliveries.append
+            fut.sent = ()
+            fut(err, Message(topic="t", offset=i))
+            if cancel:
+                fut.cancel()
+            futures.append(fut)
+        deliveries.served()
+        scheduled = deliveries.scheduled
+        deliveries.served()  # once per batch: nothing more scheduled
+        turns = 0
+        while (deliveries.done or deliveries.scheduled) and turns < 100:
+            loop.run_until_complete(asyncio.sleep(0))
+            turns += 1
+        outcomes = [
+            o.offset() if isinstance(o, Message) else o for o in (_settled(f) for f in futures)
+        ]
+        return (scheduled, turns, outcomes, list(raw.parked), raw.unparked,
+                deliveries.room.is_set(), len(deliveries.done))  # fmt: skip
+    finally:
+        loop.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(_errors, st.booleans()), max_size=40),
+    st.integers(0, 5),
+    st.integers(0, 5),
+)
+def test_the_queue_to_the_loop_agrees(reports: Any, parked: int, room: int) -> None:
+    a = _drive("installed", reports, parked, room)
+    assert a == _drive("pure", reports, parked, room)
+    assert a[-1] == 0  # every report settled
+
+
+def test_a_burst_is_settled_over_several_turns_alike() -> None:
+    chunk = installed(MODULE).SETTLE_CHUNK
+    assert chunk == pure(MODULE).SETTLE_CHUNK
+    reports = [(None if i % 3 else KafkaError(KafkaError._MSG_TIMED_OUT), i % 7 == 0)
+               for i in range(chunk * 2 + 5)]  # fmt: skip
+    a = _drive("installed", reports, 0, 0)
+    assert a == _drive("pure", reports, 0, 0)
+    assert a[2][1] == 1
+    assert a[2][3] == (KafkaException.__name__, repr((KafkaError(KafkaError._MSG_TIMED_OUT),)))
+    for kind in CORES:  # one turn settles one chunk, and asks for another turn
+        module = _core(kind)
+        loop = asyncio.new_event_loop()
+        try:
+            deliveries = module.Deliveries(loop, _Raw(0, 0))
+            for i in range(chunk + 5):
+                fut = module.Delivery(loop=loop)
+                fut._queue = deliveries.append
+                fut.sent = ()
+                fut(None, Message(topic="t", offset=i))
+            deliveries.settle()
+            assert (len(deliveries.done), deliveries.scheduled) == (5, True), kind
+        finally:
+            loop.close()
+
+
+def test_the_compiled_core_is_the_extension_when_built() -> None:
+    assert is_compiled(installed(MODULE)) is kheaders.COMPILED
+    assert not is_compiled(pure(MODULE))
