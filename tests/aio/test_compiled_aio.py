@@ -44,6 +44,12 @@ PINNED: frozenset[str] = frozenset(
         f"{MODULE}.Deliveries.__init__",
         f"{MODULE}.Deliveries.served",
         f"{MODULE}.Deliveries.settle",
+        # the classes themselves: made and called by the properties below on both cores
+        f"{MODULE}.Delivery",
+        f"{MODULE}.Acked",
+        f"{MODULE}.Sent",
+        f"{MODULE}.Metadata",
+        f"{MODULE}.Deliveries",
     }
 )
 """The functions of the compiled modules these properties pin (compiled == pure)."""
