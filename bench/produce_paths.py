@@ -156,13 +156,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=5000)
     parser.add_argument("--against", type=Path, help="another checkout to compare with")
-    parser.add_argument("--only", help="comma-separated contender names (default: all)")
+    parser.add_argument(
+        "--only", action="append", help="a contender's name (repeatable; default: all)"
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         _child(args.child[0], int(args.child[1]))
         return 0
-    names = CONTENDERS if not args.only else tuple(args.only.split(","))
+    names = tuple(args.only) if args.only else CONTENDERS
     unknown = set(names) - set(CONTENDERS)
     if unknown:
         parser.error(f"unknown contenders: {', '.join(sorted(unknown))}")

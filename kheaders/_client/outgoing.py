@@ -17,7 +17,6 @@ error (naming the key) or HeaderLimitError.
 
 from __future__ import annotations
 
-from operator import is_
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kheaders._errors import ReadOnlyHeadersError
@@ -92,6 +91,16 @@ def snapshot(sent: Sent) -> Kept:
     return plain_pairs(sent)  # type: ignore[arg-type]  # closed Headers
 
 
+def _same_pairs(headers: list[Any], memo: tuple[Any, ...]) -> bool:
+    """Whether ``headers`` holds the very pair objects of ``memo``, in order (identity)."""
+    if len(headers) != len(memo):
+        return False
+    for i in range(len(memo)):  # noqa: SIM110 - a loop, not all(generator): no frame per call
+        if headers[i] is not memo[i]:
+            return False
+    return True
+
+
 class OutgoingHeaders:
     """A producer's header checks (the model's rules, then its ``limits``) and their memo.
 
@@ -119,8 +128,7 @@ class OutgoingHeaders:
         HeaderLimitError).
         """
         if type(headers) is list:
-            memo = self._memo
-            if len(headers) == len(memo) and all(map(is_, headers, memo)):
+            if _same_pairs(headers, self._memo):
                 return headers
             if plain_fit(headers, self.limits):
                 if not headers:

@@ -13,6 +13,7 @@ each pinned function is compared in its own module's two builds.
 from __future__ import annotations
 
 import gc
+import operator
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +39,7 @@ PINNED: frozenset[str] = frozenset(
         f"{OUT}.writable",
         f"{OUT}.closed",
         f"{OUT}.snapshot",
+        f"{OUT}._same_pairs",
         f"{OUT}.OutgoingHeaders.__init__",
         f"{OUT}.OutgoingHeaders.sent",
         f"{OUT}.OutgoingHeaders.kept",
@@ -385,6 +387,16 @@ def test_outgoing_headers_agree(spec: Any, limits: Any) -> None:
 
     got = _each_core(run)
     assert got[0] == got[1]
+
+
+@given(st.lists(st.integers(0, 3), max_size=4), st.lists(st.integers(0, 3), max_size=4))
+def test_the_memo_comparison_agrees(listed: list[int], memo: list[int]) -> None:
+    objects = [("a", b"1"), ("a", b"1"), ("b", b"2"), Header("a", b"1")]  # equal, not the same
+    headers = [objects[i] for i in listed]
+    kept = tuple(objects[i] for i in memo)
+    same = installed(OUT)._same_pairs(headers, kept)
+    assert same == pure(OUT)._same_pairs(headers, kept)
+    assert same == (len(headers) == len(kept) and all(map(operator.is_, headers, kept)))
 
 
 _timestamps = st.sampled_from([(0, 0), (1, 1700000000000), (2, 5)])
