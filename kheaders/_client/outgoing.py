@@ -17,6 +17,7 @@ error (naming the key) or HeaderLimitError.
 
 from __future__ import annotations
 
+from operator import is_
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from kheaders._errors import ReadOnlyHeadersError
@@ -30,7 +31,16 @@ from kheaders._model.headers import (
 from kheaders._model.limits import check_sendable, plain_fit
 
 if TYPE_CHECKING:
+    from kheaders import _cython as cython
     from kheaders._model.limits import HeaderLimits
+else:
+    try:  # the compiled core: Cython reads this import itself (pure-Python mode)
+        import cython
+    except ModuleNotFoundError:  # plain Python without Cython installed
+        from kheaders import _cython as cython
+
+_COMPILED: bool = cython.compiled
+"""True in the compiled core (read once: plain Python then pays one global lookup)."""
 
 Sent: TypeAlias = "Headers | list[Any] | None"
 """What librdkafka is handed for a record's headers: the caller's list as it is, closed
@@ -92,7 +102,11 @@ def snapshot(sent: Sent) -> Kept:
 
 
 def _same_pairs(headers: list[Any], memo: tuple[Any, ...]) -> bool:
-    """Whether ``headers`` holds the very pair objects of ``memo``, in order (identity)."""
+    """Whether ``headers`` holds the very pair objects of ``memo``, in order (identity).
+
+    The compiled core's memo check; plain Python compares with ``all(map(is_, ...))`` in
+    :meth:`OutgoingHeaders.sent`, the same answer (pinned by a property test).
+    """
     if len(headers) != len(memo):
         return False
     for i in range(len(memo)):  # noqa: SIM110 - a loop, not all(generator): no frame per call
@@ -128,7 +142,12 @@ class OutgoingHeaders:
         HeaderLimitError).
         """
         if type(headers) is list:
-            if _same_pairs(headers, self._memo):
+            memo = self._memo
+            if _COMPILED:  # a C loop (outgoing.pxd)
+                same = _same_pairs(headers, memo)
+            else:  # the same comparison, without a Python frame
+                same = len(headers) == len(memo) and all(map(is_, headers, memo))
+            if same:
                 return headers
             if plain_fit(headers, self.limits):
                 if not headers:
