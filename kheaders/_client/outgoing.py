@@ -143,11 +143,10 @@ class OutgoingHeaders:
         """
         if type(headers) is list:
             memo = self._memo
-            if _COMPILED:  # a C loop (outgoing.pxd)
-                same = _same_pairs(headers, memo)
-            else:  # the same comparison, without a Python frame
-                same = len(headers) == len(memo) and all(map(is_, headers, memo))
-            if same:
+            # compiled: a C loop (outgoing.pxd); plain Python: the same answer, no frame
+            if len(headers) == len(memo) and (
+                _same_pairs(headers, memo) if _COMPILED else all(map(is_, headers, memo))
+            ):
                 return headers
             if plain_fit(headers, self.limits):
                 if not headers:
