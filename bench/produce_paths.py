@@ -33,7 +33,12 @@ CONTENDERS = (
     "intercepted, one list",
     "carried (kheaders.aio's), one list",
     "carried (kheaders.aio's), no headers",
+    "raw confluent, one list",
+    "raw confluent + on_delivery, one list",
+    "raw confluent + on_delivery, no headers",
 )
+"""The ``raw confluent`` contenders call the fake's ``produce`` directly (the same callback,
+shown ``msg.headers()`` as confluent gives it): the baseline each kheaders path adds to."""
 WARMUP = 500
 _COLLECTED = re.compile(r"Collected\s*:\s*(\d+)")
 
@@ -85,7 +90,9 @@ def _child(name: str, n: int) -> None:
         interceptors = [Acks()]
     elif name.startswith("intercepted"):
         interceptors = [Sends()]
-    producer = FakeBacked({"bootstrap.servers": "127.0.0.1:9"}, interceptors=interceptors)
+    producer: Any = FakeBacked({"bootstrap.servers": "127.0.0.1:9"}, interceptors=interceptors)
+    if name.startswith("raw confluent"):
+        producer = Fake()
     reused = [("content-type", b"application/json"), ("client-id", b"bench")]
     lists = [[("content-type", b"application/json"), ("n", b"%d" % i)] for i in range(1024)]
     seen = []
@@ -140,29 +147,34 @@ def _count(name: str, n: int, root: Path) -> int:
     return int(found.group(1))
 
 
-def measure(root: Path, records: int) -> dict[str, float]:
-    """Instructions per record of each contender with ``root``'s kheaders."""
-    return {
-        name: (_count(name, records, root) - _count(name, 0, root)) / records for name in CONTENDERS
-    }
+def measure(root: Path, records: int, names: tuple[str, ...] = CONTENDERS) -> dict[str, float]:
+    """Instructions per record of each contender (``names``) with ``root``'s kheaders."""
+    return {name: (_count(name, records, root) - _count(name, 0, root)) / records for name in names}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=5000)
     parser.add_argument("--against", type=Path, help="another checkout to compare with")
+    parser.add_argument(
+        "--only", action="append", help="a contender's name (repeatable; default: all)"
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         _child(args.child[0], int(args.child[1]))
         return 0
-    now = measure(ROOT, args.records)
-    before = measure(args.against, args.records) if args.against else None
+    names = tuple(args.only) if args.only else CONTENDERS
+    unknown = set(names) - set(CONTENDERS)
+    if unknown:
+        parser.error(f"unknown contenders: {', '.join(sorted(unknown))}")
+    now = measure(ROOT, args.records, names)
+    before = measure(args.against, args.records, names) if args.against else None
     print(
-        f"{'contender':34} {'instructions/record':>20}" + ("   against   ratio" if before else "")
+        f"{'contender':40} {'instructions/record':>20}" + ("   against   ratio" if before else "")
     )
     for name, count in now.items():
-        line = f"{name:34} {count:>20,.0f}"
+        line = f"{name:40} {count:>20,.0f}"
         if before:
             line += f"   {before[name]:>7,.0f}   {count / before[name]:.2f}x"
         print(line)

@@ -31,7 +31,16 @@ from kheaders._model.headers import (
 from kheaders._model.limits import check_sendable, plain_fit
 
 if TYPE_CHECKING:
+    from kheaders import _cython as cython
     from kheaders._model.limits import HeaderLimits
+else:
+    try:  # the compiled core: Cython reads this import itself (pure-Python mode)
+        import cython
+    except ModuleNotFoundError:  # plain Python without Cython installed
+        from kheaders import _cython as cython
+
+_COMPILED: bool = cython.compiled
+"""True in the compiled core (read once: plain Python then pays one global lookup)."""
 
 Sent: TypeAlias = "Headers | list[Any] | None"
 """What librdkafka is handed for a record's headers: the caller's list as it is, closed
@@ -92,6 +101,20 @@ def snapshot(sent: Sent) -> Kept:
     return plain_pairs(sent)  # type: ignore[arg-type]  # closed Headers
 
 
+def _same_pairs(headers: list[Any], memo: tuple[Any, ...]) -> bool:
+    """Whether ``headers`` holds the very pair objects of ``memo``, in order (identity).
+
+    The compiled core's memo check; plain Python compares with ``all(map(is_, ...))`` in
+    :meth:`OutgoingHeaders.sent`, the same answer (pinned by a property test).
+    """
+    if len(headers) != len(memo):
+        return False
+    for i in range(len(memo)):  # noqa: SIM110 - a loop, not all(generator): no frame per call
+        if headers[i] is not memo[i]:
+            return False
+    return True
+
+
 class OutgoingHeaders:
     """A producer's header checks (the model's rules, then its ``limits``) and their memo.
 
@@ -120,7 +143,10 @@ class OutgoingHeaders:
         """
         if type(headers) is list:
             memo = self._memo
-            if len(headers) == len(memo) and all(map(is_, headers, memo)):
+            # compiled: a C loop (outgoing.pxd); plain Python: the same answer, no frame
+            if len(headers) == len(memo) and (
+                _same_pairs(headers, memo) if _COMPILED else all(map(is_, headers, memo))
+            ):
                 return headers
             if plain_fit(headers, self.limits):
                 if not headers:

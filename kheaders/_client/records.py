@@ -5,28 +5,43 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kheaders._model.headers import Headers
+from kheaders._model.headers import Headers, HeaderTypes
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class ProducerRecord:
     """A record on its way to Kafka, as producer interceptors and serializers see it.
 
     ``headers`` is always a :class:`Headers` (writable until the producer hands the record to
-    librdkafka). ``key``/``value`` are the application's objects until the serializers run.
+    librdkafka): any other accepted shape is copied into one (``None``: no headers).
+    ``key``/``value`` are the application's objects until the serializers run.
     ``partition``/``timestamp`` are ``None`` when librdkafka chooses them.
+
+    Raises what :class:`Headers` raises for headers it cannot hold.
     """
 
     topic: str
-    value: Any = None
-    key: Any = None
-    headers: Headers = field(default_factory=Headers)
-    partition: int | None = None
-    timestamp: int | None = None
+    value: Any
+    key: Any
+    headers: Headers
+    partition: int | None
+    timestamp: int | None
 
-    def __post_init__(self) -> None:
-        if type(self.headers) is not Headers:
-            self.headers = Headers(self.headers)
+    def __init__(  # noqa: PLR0917 - the fields, in order
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        headers: HeaderTypes = None,
+        partition: int | None = None,
+        timestamp: int | None = None,
+    ) -> None:
+        self.topic = topic
+        self.value = value
+        self.key = key
+        self.headers = headers if type(headers) is Headers else Headers(headers)
+        self.partition = partition
+        self.timestamp = timestamp
 
 
 @dataclass(frozen=True, slots=True)
