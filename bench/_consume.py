@@ -96,7 +96,7 @@ def consume_group(env: Env) -> Group:
             Contender("confluent + otel extract", make("raw", read_raw_otel)),
         ],
         targets=[
-            Target("4a. consume >= 0.7x raw", "kheaders + extract", "confluent-kafka", ">=", 0.7)
+            Target("4a. consume >= 0.85x raw", "kheaders + extract", "confluent-kafka", ">=", 0.85)
         ],
         count=n_total,
         warmup=max(n_total // 10, 2000),
@@ -200,11 +200,11 @@ def memory_group(env: Env) -> Group:
         ],
         targets=[
             Target(
-                "4b. consume, 1M records >= 0.7x raw",
+                "4b. consume, 1M records >= 0.85x raw",
                 "kheaders + extract",
                 "confluent-kafka",
                 ">=",
-                0.7,
+                0.85,
             ),
             Target(
                 "4c. peak RSS <= 1.1x raw",

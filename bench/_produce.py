@@ -272,7 +272,9 @@ def plain_group(env: Env) -> Group:
             Contender("confluent-kafka", raw),
             Contender("kheaders", kh if kp else None, "" if kp else _unavailable("Producer")),
         ],
-        targets=[Target("0. plain produce >= 0.9x raw", "kheaders", "confluent-kafka", ">=", 0.9)],
+        targets=[
+            Target("0. plain produce >= 0.95x raw", "kheaders", "confluent-kafka", ">=", 0.95)
+        ],
         count=env.records,
         warmup=max(env.records // 10, 2000),
     )
