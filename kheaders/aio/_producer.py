@@ -266,9 +266,10 @@ class AIOProducer(AsyncClosing):
         """Flush (up to ``timeout`` seconds, ``None``: bounded by ``message.timeout.ms``),
         then fail what is left (purged), stop the threads and close the interceptors.
 
-        Returns how many records were purged. Idempotent: a second call (or one racing the
-        first) waits for the same close and returns the same number. Cancelling the caller
-        does not stop the close.
+        Returns what flush left queued, as librdkafka counts it: the records purged, plus
+        any of librdkafka's own events (a broker's errors) not yet served. Idempotent: a
+        second call (or one racing the first) waits for the same close and returns the same
+        number. Cancelling the caller does not stop the close.
         """
         if self._closing is None:
             self._closing = self._loop.create_task(self._close(timeout))
