@@ -1,7 +1,16 @@
-"""Shared fixtures: a real Kafka-protocol broker for every test that crosses the wire."""
+"""Shared fixtures: a real Kafka-protocol broker for every test that crosses the wire.
+
+The reference broker is Apache Kafka itself (``kheaders.broker.ApacheKafka``, KRaft, from
+Maven's jars), started once per run; ``KHEADERS_BOOTSTRAP`` or a Docker engine take its place
+when present. Without Java and Maven the run falls back to the embedded Tansu broker and says
+so in its header, unless ``KHEADERS_REQUIRE_JVM=1`` (set by ``.ci/run``) makes that an error.
+The Tansu smoke tier (``tansu_bootstrap``) always runs on Tansu: it is what ``kheaders demo``
+and ``kheaders broker`` give users.
+"""
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -9,7 +18,13 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kheaders.broker import Broker, EmbeddedBroker, create_topic, find_or_start_broker
+from kheaders.broker import (
+    Broker,
+    EmbeddedBroker,
+    create_topic,
+    find_or_start_broker,
+    java_and_maven_missing,
+)
 
 if TYPE_CHECKING:
     from tests.faults.proxy import FaultProxy
@@ -22,14 +37,46 @@ settings.register_profile(
 settings.load_profile("ci")
 
 
+REQUIRE_JVM = "KHEADERS_REQUIRE_JVM"
+"""Set to 1 (``.ci/run`` does): a missing Java or Maven fails the run instead of falling back."""
+
+
+def reference_local() -> str:
+    """``"apache"`` when Java and Maven are here, else ``"embedded"`` (or fail, see above)."""
+    missing = java_and_maven_missing()
+    if missing is None:
+        return "apache"
+    if os.environ.get(REQUIRE_JVM) == "1":
+        pytest.exit(f"{REQUIRE_JVM}=1 but {missing}", returncode=3)
+    return "embedded"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    local = reference_local()
+    if local == "apache":
+        return "reference broker: Apache Kafka (KHEADERS_BOOTSTRAP or Docker take precedence)"
+    return f"reference broker: embedded Tansu ({java_and_maven_missing()})"
+
+
 @pytest.fixture(scope="session")
 def broker() -> Iterator[Broker]:
-    """KHEADERS_BOOTSTRAP, else a Docker apache/kafka container, else embedded Tansu."""
-    running = find_or_start_broker()
+    """KHEADERS_BOOTSTRAP, else a Docker apache/kafka container, else Apache Kafka from
+    Maven's jars (Tansu where Java or Maven is missing)."""
+    running = find_or_start_broker(local=reference_local())  # type: ignore[arg-type]
     try:
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="session")
+def tansu_bootstrap() -> Iterator[str]:
+    """The embedded Tansu broker, for the smoke tier (what ``kheaders demo`` users get)."""
+    embedded = EmbeddedBroker().start()
+    try:
+        yield embedded.bootstrap
+    finally:
+        embedded.stop()
 
 
 @pytest.fixture(scope="session")
