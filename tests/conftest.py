@@ -10,7 +10,6 @@ and ``kheaders broker`` give users.
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -25,6 +24,7 @@ from kheaders.broker import (
     find_or_start_broker,
     java_and_maven_missing,
 )
+from tests.support.brokers import reference_local
 
 if TYPE_CHECKING:
     from tests.faults.proxy import FaultProxy
@@ -35,20 +35,6 @@ settings.register_profile(
     "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile("ci")
-
-
-REQUIRE_JVM = "KHEADERS_REQUIRE_JVM"
-"""Set to 1 (``.ci/run`` does): a missing Java or Maven fails the run instead of falling back."""
-
-
-def reference_local() -> str:
-    """``"apache"`` when Java and Maven are here, else ``"embedded"`` (or fail, see above)."""
-    missing = java_and_maven_missing()
-    if missing is None:
-        return "apache"
-    if os.environ.get(REQUIRE_JVM) == "1":
-        pytest.exit(f"{REQUIRE_JVM}=1 but {missing}", returncode=3)
-    return "embedded"
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -62,7 +48,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 def broker() -> Iterator[Broker]:
     """KHEADERS_BOOTSTRAP, else a Docker apache/kafka container, else Apache Kafka from
     Maven's jars (Tansu where Java or Maven is missing)."""
-    running = find_or_start_broker(local=reference_local())  # type: ignore[arg-type]
+    running = find_or_start_broker(local=reference_local())
     try:
         yield running
     finally:

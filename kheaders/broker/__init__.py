@@ -24,13 +24,13 @@ from kheaders.broker._finder import (
 )
 
 __all__ = [
-    "ApacheKafka",
     "BOOTSTRAP_ENV",
-    "Broker",
     "DEFAULT_KAFKA_IMAGE",
+    "KAFKA_VERSION",
+    "ApacheKafka",
+    "Broker",
     "DockerKafka",
     "EmbeddedBroker",
-    "KAFKA_VERSION",
     "Listener",
     "create_topic",
     "docker_available",
