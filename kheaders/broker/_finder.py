@@ -164,18 +164,20 @@ def create_topic(
 
 
 def fast_consumer_config(bootstrap: str, group_id: str, **extra: Any) -> dict[str, Any]:
-    """Consumer settings that join a group in about 3 s (short session and heartbeat).
+    """Consumer settings that join a group quickly (short session and heartbeat).
 
-    librdkafka's defaults make a group join on the embedded broker take about 20 s.
+    librdkafka's defaults make a group join on the embedded broker take about 20 s. With
+    ``group.protocol="consumer"`` in ``extra`` (KIP-848) the session and heartbeat are the
+    broker's settings and librdkafka refuses them from the client, so they are left out.
     """
     config: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "group.id": group_id,
         "auto.offset.reset": "earliest",
-        "session.timeout.ms": 6000,
-        "heartbeat.interval.ms": 500,
         "topic.metadata.refresh.interval.ms": 1000,
     }
+    if str(extra.get("group.protocol", "classic")).lower() != "consumer":
+        config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
     config.update(extra)
     return config
 
