@@ -65,7 +65,11 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 """
 
 # Settings that make a one-node test cluster quick to use; a caller's ``properties`` win.
+# ``group.min.session.timeout.ms``: Kafka's floor is 6 s and a join below it fails with
+# INVALID_SESSION_TIMEOUT (Tansu takes any); tests of session expiry and crashed members use
+# 1-3 s sessions, so this broker allows sessions down to 1 s.
 _DEFAULTS: dict[str, str] = {
+    "group.min.session.timeout.ms": "1000",
     "offsets.topic.replication.factor": "1",
     "offsets.topic.num.partitions": "4",
     "transaction.state.log.replication.factor": "1",
