@@ -24,6 +24,7 @@ from kheaders._model.keys import check_name
 from kheaders._model.received import message_headers
 from kheaders._model.redact import Redactor, printable, render_headers, render_value
 from kheaders.cli import _protected
+from kheaders.cli._reach import cannot, quiet, reason
 
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
 
@@ -173,8 +174,7 @@ def tail(
     errors: list[KafkaError] = []
     # librdkafka's own log lines (one per failed connection attempt) would bury the output:
     # its errors come to error_cb instead, and the last one is reported once
-    config.update({"log_level": 0, "error_cb": errors.append})
-    consumer = Consumer(config)
+    consumer = Consumer(quiet(config, errors))
     try:
         if group is not None:
             consumer.subscribe([topic])
@@ -183,11 +183,8 @@ def tail(
             try:
                 meta = consumer.list_topics(topic, timeout=wait).topics.get(topic)
             except KafkaException as exc:
-                reason = _reason(errors[-1] if errors else exc.args[0])
-                print(
-                    f"kheaders tail: cannot read topic {topic!r} from {bootstrap}: {reason}",
-                    file=sys.stderr,
-                )
+                line = cannot("tail", f"read topic {topic!r}", bootstrap, exc, errors)
+                print(line, file=sys.stderr)
                 return 2
             if meta is None or meta.error is not None or not meta.partitions:
                 print(f"kheaders tail: topic {topic!r} not found", file=sys.stderr)
@@ -214,14 +211,9 @@ def tail(
             printed += 1
         if not printed and errors:
             print(
-                f"kheaders tail: no record; last broker error: {_reason(errors[-1])}",
+                f"kheaders tail: no record; last broker error: {printable(reason(errors[-1]))}",
                 file=sys.stderr,
             )
     finally:
         consumer.close()
     return 0
-
-
-def _reason(err: object) -> str:
-    """librdkafka's error text without the ``KafkaError{code=...}`` wrapping."""
-    return err.str() if isinstance(err, KafkaError) else str(err)
