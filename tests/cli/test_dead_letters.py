@@ -159,3 +159,41 @@ def test_replay_against_an_unreachable_broker_names_it_in_one_line(dry_run: list
         " metadata: Local: Broker transport failure"
     ]
     assert done.stdout == ""
+
+
+def test_the_dead_letter_shown_in_docs_demo_is_what_tail_prints() -> None:
+    doc = (ROOT / "docs" / "demo.md").read_text().split("### Reading a dead letter", 1)[1]
+    shown = doc.split("```\n", 2)[1]
+    stack = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/payments/handlers.py", line 41, in charge\n'
+        '    raise PaymentDeclined(f"card {card} expired")\n'
+        "payments.PaymentDeclined: card 4242 expired\n"
+    )
+    error = PaymentDeclined("card 4242 expired")
+    headers = spring_headers(
+        [("traceparent", b"00-2152a625df166f1c354ccfc1d11acfa0-92bacdcc011350ce-01")],
+        topic="payments",
+        partition=1,
+        offset=1207,
+        timestamp=(1, 1_795_800_082_218),
+        group="billing",
+        error=error,
+        next_attempt=2,
+        due_ms=1_795_800_083_020,
+    )
+    headers = [
+        (k, stack.encode() if k == "kafka_exception-stacktrace" else v)  # no paths of this run
+        for k, v in headers
+    ]
+    msg = Message(
+        topic="payments-dlt",
+        partition=1,
+        offset=17,
+        key=b"order-00042",
+        value=b'{"order":"order-00042","amount":1200}',
+        headers=headers,  # type: ignore[arg-type]
+        timestamp=(1, 1_795_800_082_218),
+    )
+    text = format_record(msg, Redactor()).replace(FQCN, "payments.PaymentDeclined")
+    assert text + "\n" == shown
