@@ -36,13 +36,18 @@ def client_config(cluster: ClusterConfig) -> dict[str, Any]:
 
 
 def metadata(config: Mapping[str, Any], what: str, timeout: float) -> Any:
-    """The cluster's metadata. Raises BrokerUnavailableError naming ``what`` (source/target)."""
-    admin = AdminClient(dict(config))
+    """The cluster's metadata. Raises BrokerUnavailableError naming ``what`` (source/target),
+    its bootstrap servers and librdkafka's reason (its per-attempt log lines kept off stderr)."""
+    errors: list[Any] = []
+    quiet: dict[str, Any] = {"log_level": 0, "error_cb": errors.append, **config}
+    admin = AdminClient(quiet)
     try:
         return admin.list_topics(timeout=timeout)
     except KafkaException as exc:
+        err = errors[-1] if errors else exc.args[0]
+        reason = err.str() if hasattr(err, "str") else str(err)
         raise BrokerUnavailableError(
-            f"{what} cluster {config.get('bootstrap.servers')!r} did not answer: {exc}"
+            f"{what} cluster {config.get('bootstrap.servers')!r} did not answer: {reason}"
         ) from exc
 
 

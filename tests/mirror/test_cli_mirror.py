@@ -209,3 +209,20 @@ def test_the_mirror_joins_its_group_with_a_short_session_unless_told_otherwise()
     config = Mirror("a:9092", "b:9092", ["orders"], consumer_config=chosen).consumer_config()
     assert (config["session.timeout.ms"], config["heartbeat.interval.ms"]) == (45_000, 1_000)
     assert config["auto.offset.reset"] == "latest"
+
+
+def test_an_unreachable_cluster_is_named_with_the_cause_in_one_line(cluster_b: str) -> None:
+    argv = ["mirror", "--source", "127.0.0.1:1", "--target", cluster_b, "--topic", "orders"]
+    done = subprocess.run(
+        [sys.executable, "-m", "kheaders.cli", *argv, "--check"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        "kheaders mirror: source cluster '127.0.0.1:1' did not answer: Failed to get metadata:"
+        " Local: Broker transport failure"
+    ]
