@@ -99,9 +99,9 @@ def test_docs_mirror_cli_walkthrough_runs_as_written(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     python = shlex.quote(sys.executable)
-    for name, run in (("kheaders", f"{python} -m kheaders.cli"), ("python", python)):
+    for name, target in (("kheaders", f"{python} -m kheaders.cli"), ("python", python)):
         shim = bin_dir / name
-        shim.write_text(f'#!/bin/sh\nexec {run} "$@"\n')
+        shim.write_text(f'#!/bin/sh\nexec {target} "$@"\n')
         shim.chmod(0o755)
     env["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}"
     brokers: list[subprocess.Popen[str]] = []
