@@ -81,7 +81,8 @@ class Mirror:
     :meth:`check` (run by :meth:`run`) raises the start-time errors. Metrics and the batch
     spans go to ``meter_provider``/``tracer_provider`` (default: the global ones).
     ``consumer_config``, ``producer_config`` and ``dead_letter_config`` add librdkafka
-    settings to the source consumer, the target producer and the dead-letter producer.
+    settings to the source consumer, the target producer and the dead-letter producer, over
+    :data:`SOURCE_DEFAULTS` and :data:`TARGET_DEFAULTS`.
     """
 
     def __init__(

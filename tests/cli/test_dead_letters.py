@@ -197,3 +197,18 @@ def test_the_dead_letter_shown_in_docs_demo_is_what_tail_prints() -> None:
     )
     text = format_record(msg, Redactor()).replace(FQCN, "payments.PaymentDeclined")
     assert text + "\n" == shown
+
+
+def test_a_plain_spring_dead_letter_is_decoded_too() -> None:
+    """Spring's DeadLetterPublishingRecoverer without retry topics: ``kafka_dlt-*`` headers."""
+    headers: list[tuple[str, bytes | None]] = [
+        ("kafka_dlt-original-topic", b"orders"),
+        ("kafka_dlt-original-partition", (2).to_bytes(4, "big")),
+        ("kafka_dlt-original-offset", (7).to_bytes(8, "big")),
+        ("kafka_dlt-exception-fqcn", b"com.example.PaymentDeclined"),
+        ("kafka_dlt-exception-message", b"card expired"),
+    ]
+    text = format_record(_record("orders.DLT", headers), Redactor())
+    assert "  dead letter: failed; no further attempt" in text
+    assert "  original: orders[2]@7" in text
+    assert "  failed: com.example.PaymentDeclined: card expired" in text
