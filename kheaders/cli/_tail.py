@@ -30,6 +30,8 @@ from kheaders.cli._reach import cannot, quiet, reason
 
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
 _LINES = re.compile(r"\r?\n")
+_MOSTLY_TEXT = 10
+"""A multi-line value is text when at most one character in this many is a control one."""
 
 
 def register(subparsers: Any) -> None:
@@ -119,14 +121,18 @@ def format_record(msg: Message, redactor: Redactor, check: _protected.Checker | 
 
 
 def text_block(value: bytes | None) -> list[str] | None:
-    """The lines of a multi-line UTF-8 value, each escaped (:func:`printable`: no control
-    character reaches the terminal; tabs become spaces); None for a value on one line or
-    not UTF-8 (shown as text or hex on the key's line)."""
-    if value is None or b"\n" not in value:
+    """The lines of a multi-line UTF-8 text value, each escaped (:func:`printable`: no
+    control character reaches the terminal; tabs become spaces); None for a value on one
+    line, not UTF-8, holding NUL, or more than one character in ten not printable (bytes
+    that happen to decode: shown as text or hex on the key's line)."""
+    if value is None or b"\n" not in value or b"\x00" in value:
         return None
     try:
         text = value.decode("utf-8")
     except UnicodeDecodeError:
+        return None
+    odd = sum(1 for c in text if not c.isprintable() and c not in "\n\r\t")
+    if odd * _MOSTLY_TEXT > len(text):  # binary that happens to decode (an id, a hash)
         return None
     return [printable(line.expandtabs(4)) for line in _LINES.split(text.removesuffix("\n"))]
 

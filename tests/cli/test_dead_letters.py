@@ -105,12 +105,14 @@ def test_a_kheaders_dead_letter_after_retries_is_a_dead_letter_whatever_its_topi
 def test_control_characters_in_a_text_header_are_escaped_and_non_utf8_stays_hex() -> None:
     headers = _spring(_failed("\x1b[2J\x1b]0;owned\x07 declined"))
     headers += [("notes", b"line one\r\nline\ttwo\n"), ("blob", b"\xff\n\x00")]
+    headers += [("id", b"\x01\x02\n\x03"), ("nul", b"a\nb\x00")]  # UTF-8, still binary
     text = format_record(_record("orders-dlt", headers), Redactor())
     assert not any(c in text for c in "\x1b\x07\r\x00")
     assert f"  failed: {FQCN}: \\x1b[2J\\x1b]0;owned\\x07 declined" in text
     assert f"      {FQCN}: \\x1b[2J\\x1b]0;owned\\x07 declined" in text  # in the trace too
     assert "    notes: |\n      line one\n      line    two\n" in text
     assert "    blob: 0xff0a00" in text
+    assert "    id: 0x01020a03\n    nul: 0x610a6200\n" in text
 
 
 def test_a_credential_in_a_multi_line_header_is_still_redacted() -> None:
