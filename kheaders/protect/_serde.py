@@ -198,10 +198,14 @@ class UnprotectingDeserializer:
     accepted (default: the topic read), e.g. the original topic for a dead-letter reader.
     Each of ``keyring``, ``verify_keyring`` and ``contexts`` left out (or ``None``) is read
     from ``KHEADERS_PROTECT_KEYS``, ``KHEADERS_PROTECT_VERIFY_KEYS`` and
-    ``KHEADERS_PROTECT_CONTEXTS`` when set (and then required as above). Needs
-    :class:`RecordKeyDeserializer` as the key deserializer.
-    Raises ConfigurationError with no keys at all; per record IntegrityError (the consumer
-    raises it naming topic, partition and offset, with the raw record).
+    ``KHEADERS_PROTECT_CONTEXTS`` when set (and then required as above). Without verify
+    keys, signed records are read unchecked, and the first of each topic logs the warning
+    ``protect.signature_not_verified`` unless ``require_signature=False`` says that is
+    meant. Needs :class:`RecordKeyDeserializer` as the key deserializer.
+    Raises ConfigurationError with no keys at all, and for ``require_signature=True``
+    without verify keys or ``require_encryption=True`` without keys; per record
+    IntegrityError (the consumer raises it naming topic, partition and offset, with the raw
+    record).
     """
 
     __slots__ = ("_inner", "_opener")
@@ -230,6 +234,16 @@ class UnprotectingDeserializer:
                 "contexts must be a non-empty collection of names (not one str); None accepts"
                 " the topic read"
             )
+        if require_signature and verify_keyring is None:
+            raise ConfigurationError(
+                "UnprotectingDeserializer: require_signature=True needs verify keys to check"
+                f" signatures with: pass verify_keyring= or set {VERIFY_KEYS_ENV}"
+            )
+        if require_encryption and keyring is None:
+            raise ConfigurationError(
+                "UnprotectingDeserializer: require_encryption=True needs keys to decrypt with:"
+                f" pass keyring= or set {KEYS_ENV}"
+            )
         self._inner = _method(inner, "deserialize")
         self._opener = Opener(
             None if keyring is None else aead_keys(keyring),
@@ -241,6 +255,7 @@ class UnprotectingDeserializer:
             require_signature=verify_keyring is not None
             if require_signature is None
             else require_signature,
+            warn_unverified=require_signature is None,
         )
 
     def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> Any:
