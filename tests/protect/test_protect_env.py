@@ -132,6 +132,21 @@ def test_no_keys_anywhere_is_refused_naming_the_arguments_and_variables() -> Non
         UnprotectingDeserializer()
 
 
+@pytest.mark.parametrize("empty", ["", "  ", " , "])
+def test_a_keys_variable_set_but_empty_is_refused_not_read_as_unset(
+    empty: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a secret that failed to render looks like: reading it as "no keys" would sign
+    without encrypting, or decrypt without verifying, in silence."""
+    monkeypatch.setenv(KEYS, empty)
+    with pytest.raises(ConfigurationError, match=f"{KEYS} is set but holds no keys"):
+        ProtectingSerializer(signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
+    monkeypatch.delenv(KEYS)
+    monkeypatch.setenv(VERIFY, empty)
+    with pytest.raises(ConfigurationError, match=f"{VERIFY} is set but holds no keys"):
+        UnprotectingDeserializer(keyring=StaticKeyring({"k1": AES_KEY}))
+
+
 def test_bound_headers_and_context_from_the_environment_apply_when_a_keyring_is_passed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
