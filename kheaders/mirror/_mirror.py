@@ -42,12 +42,13 @@ SOURCE_DEFAULTS: dict[str, Any] = {
     "session.timeout.ms": 10_000,
     "heartbeat.interval.ms": 1_000,
 }
-"""The source consumer's settings unless given: read a topic from its start when the group
-has no offset yet, and a shorter group session than librdkafka's 45 s (heartbeats every
-second), so the first assignment comes within seconds (about 5 s on the embedded broker,
-where a join takes half the session timeout: 23 s with librdkafka's defaults) and a mirror
-that died is replaced within 10 s. A mirror polls continuously, so the shorter session
-costs nothing; ``consumer_config`` overrides any of them."""
+"""The source consumer's settings unless given (the session two are left out under
+``group.protocol=consumer``, KIP-848, where the broker owns them): read a topic from its
+start when the group has no offset yet, and a shorter group session than librdkafka's 45 s
+(heartbeats every second), so the first assignment comes within seconds (about 5 s on the
+embedded broker, where a join takes half the session timeout: 23 s with librdkafka's
+defaults) and a mirror that died is replaced within 10 s. A mirror polls continuously, so
+the shorter session costs nothing; ``consumer_config`` overrides any of them."""
 
 TARGET_DEFAULTS: dict[str, Any] = {
     "partitioner": "murmur2_random",
@@ -167,10 +168,16 @@ class Mirror:
         """The source consumer's librdkafka settings: the source cluster's, the group,
         :data:`SOURCE_DEFAULTS` unless ``consumer_config`` sets them, then
         ``consumer_config``; commits are always the mirror's own."""
+        merged = {**self.source, **self._consumer_config}
+        defaults = dict(SOURCE_DEFAULTS)
+        if str(merged.get("group.protocol", "classic")).lower() == "consumer":
+            # KIP-848: the broker owns the session; librdkafka refuses these from a client.
+            defaults.pop("session.timeout.ms")
+            defaults.pop("heartbeat.interval.ms")
         return {
             **self.source,
             "group.id": self.group_id,
-            **SOURCE_DEFAULTS,
+            **defaults,
             **self._consumer_config,
             "enable.auto.commit": False,
             "enable.auto.offset.store": False,
