@@ -36,6 +36,7 @@ from confluent_kafka import KafkaError, Message, TopicPartition
 
 from kheaders import _telemetry
 from kheaders._client.chain import InterceptorChain
+from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_log
 from kheaders._client.config import resolve
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import DeserializationError, IntegrityError, held_failures
@@ -109,6 +110,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     _closed_message = "Consumer closed"
     __slots__ = (
         "_chain",
+        "_clientlog",
         "_closed",
         "_consumer",
         "_extra",
@@ -117,6 +119,9 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         "_pending",
         "_value_de",
     )
+
+    _clientlog: LibrdkafkaLog | None
+    """Where librdkafka's lines go (:mod:`kheaders._client.clientlog`): flushed at close."""
 
     def __init__(
         self,
@@ -140,7 +145,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             strict=strict,
         )
         chain = setup.chain
-        rdkafka = setup.rdkafka
+        rdkafka = route_client_log(setup.rdkafka)
         if chain.on_commit:
             user = rdkafka.get("on_commit")
             rdkafka["on_commit"] = _commit_callback(chain, user)  # type: ignore[arg-type]
@@ -151,6 +156,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             raise
         group = config.get("group.id")
         self._setup(raw, chain, setup.key, setup.value, group if isinstance(group, str) else None)
+        self._clientlog = client_log(rdkafka)
 
     def _setup(
         self,
@@ -162,6 +168,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     ) -> None:
         self._consumer = raw
         self._chain = chain
+        self._clientlog = None
         self._key_de = key_de
         self._value_de = value_de
         self._group = group
@@ -402,6 +409,8 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         try:
             self._consumer.close()
         finally:
+            if self._clientlog is not None:
+                self._clientlog.flush()
             self._chain.close()
         if held:
             raise held_failures(held)

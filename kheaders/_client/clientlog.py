@@ -1,0 +1,250 @@
+"""librdkafka's log lines, through kheaders' logger instead of the process's stderr.
+
+Every confluent-kafka client kheaders builds gets a :class:`LibrdkafkaLog` as its ``logger``
+(:func:`route_client_log`), unless the config already names one: the caller's logger is left
+alone, and so is everything else about its log. confluent-kafka hands the lines over during
+``poll``/``consume``/``flush``/``close`` (as it does for any ``logger``), so a client nobody
+polls keeps them queued.
+
+Each line becomes a ``librdkafka.log`` event of the logger ``kheaders.librdkafka`` at the
+line's own level, with ``client``, ``facility`` and ``message``. A line repeated within
+:data:`WINDOW` seconds is logged once; the repeats are counted and logged as one event with
+``repeats`` when the window has passed (at the next line) or when the client closes.
+
+A broker's connection failing (a ``FAIL`` line at warning or above: refused, timed out,
+dropped, TLS or SASL refused) logs one ``broker.unreachable`` warning naming the broker and the
+reason; its lines then go at info level while it stays down (they are counted all the same).
+When librdkafka next reports the broker up, one ``broker.reachable`` warning follows, with the
+failures seen and the seconds it was down: logged at the outage's level, so a log that shows
+one shows the other. librdkafka logs no line when a broker comes back, so kheaders also turns
+on librdkafka's ``broker`` debug context (connection state changes only: a few lines per
+connection, none per record) and reads its ``Broker changed state ... -> UP`` lines; those
+debug lines are logged only when the config set ``debug`` itself.
+
+Secrets: the values of the config's secret settings (:data:`SECRET_SETTINGS` and any whose
+name looks sensitive, :func:`kheaders._model.redact.is_sensitive`) are replaced by
+``[redacted]`` in every line before anything else sees it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kheaders._log import get_logger
+from kheaders._model.redact import is_sensitive
+
+_log = get_logger("kheaders.librdkafka")
+
+WINDOW = 30.0
+"""Seconds within which a repeated line is counted instead of logged."""
+SECRET_SETTINGS: frozenset[str] = frozenset(
+    {
+        "sasl.password",
+        "sasl.oauthbearer.config",
+        "sasl.oauthbearer.client.secret",
+        "sasl.oauthbearer.assertion.private.key.passphrase",
+        "sasl.oauthbearer.assertion.private.key.pem",
+        "ssl.key.password",
+        "ssl.key.pem",
+        "ssl_key",
+        "ssl.keystore.password",
+    }
+)
+"""librdkafka settings whose values are secrets (its own sensitive list, less the names,
+paths and public certificates)."""
+REDACTED = "[redacted]"
+_MAX_KEYS = 512
+"""Distinct lines remembered for counting repeats (the oldest are logged and forgotten)."""
+
+_THREAD = re.compile(r"^\[thrd:([^\]]*)\]: ")
+_BROKER = re.compile(r"^((?:[A-Za-z_]+://)?\S+?)/(?:bootstrap|-?\d+): ")
+_UP = re.compile(r"Broker changed state \S+ -> UP$")
+_DURATION = re.compile(r"\d+ms\b")
+
+
+def secrets_of(config: Mapping[str, object]) -> tuple[str, ...]:
+    """The text values of ``config``'s secret settings, longest first (so a secret that
+    contains another is replaced whole), with each line of a multi-line value (a PEM key)."""
+    found: set[str] = set()
+    for key, value in config.items():
+        if not isinstance(key, str) or not isinstance(value, str) or not value:
+            continue
+        if key in SECRET_SETTINGS or is_sensitive(key):
+            found.add(value)
+            found.update(line.strip() for line in value.splitlines() if len(line.strip()) > 3)
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def _split(fmt: str, args: tuple[object, ...]) -> tuple[str, str, str]:
+    """``(facility, client, text)`` from confluent-kafka's ``("%s [%s] %s", fac, name, buf)``."""
+    if len(args) == 3 and fmt == "%s [%s] %s":
+        return str(args[0]), str(args[1]), str(args[2])
+    try:
+        return "", "", fmt % args
+    except (TypeError, ValueError):
+        return "", "", " ".join(map(str, (fmt, *args)))
+
+
+@dataclass(slots=True)
+class _Outage:
+    since: float
+    failures: int = 1
+
+
+@dataclass(slots=True)
+class _Seen:
+    since: float
+    level: int
+    fields: dict[str, str]
+    repeats: int = 0
+
+
+@dataclass(slots=True)
+class LibrdkafkaLog:
+    """A ``logger`` for a confluent-kafka client (see the module doc).
+
+    ``secrets``: text never to log; ``debug_asked``: whether the config set ``debug`` (else
+    debug lines, asked for by kheaders, are read but not logged); ``quietest``: the least
+    severe level to log (from the config's ``log_level``); ``clock``: seconds, monotonic.
+    """
+
+    secrets: tuple[str, ...] = ()
+    debug_asked: bool = False
+    quietest: int = logging.DEBUG
+    window: float = WINDOW
+    clock: Callable[[], float] = time.monotonic
+    lines: int = 0
+    """Lines received (every one: logged, counted as a repeat, or read only)."""
+    _seen: dict[tuple[int, str, str], _Seen] = field(default_factory=dict)
+    _down: dict[str, _Outage] = field(default_factory=dict)
+
+    def log(self, level: int, fmt: str, *args: object) -> None:
+        """Called by confluent-kafka for each librdkafka line."""
+        self.lines += 1
+        facility, client, text = _split(fmt, args)
+        for secret in self.secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        thread = ""
+        if (found := _THREAD.match(text)) is not None:
+            thread, text = found.group(1), text[found.end() :]
+        now = self.clock()
+        level = self._reach(level, facility, client, text, now)
+        self._expire(now)
+        if level < self.quietest or (level < logging.INFO and not self.debug_asked):
+            return
+        fields = {"client": client, "facility": facility, "message": text, "thread": thread}
+        key = (level, facility, _DURATION.sub("…ms", text))
+        seen = self._seen.get(key)
+        if seen is not None:
+            seen.repeats += 1
+            return
+        if len(self._seen) >= _MAX_KEYS:
+            oldest = next(iter(self._seen))
+            self._report(self._seen.pop(oldest), now)
+        self._seen[key] = _Seen(now, level, fields)
+        _log.log(level, "librdkafka.log", **fields)
+
+    def _reach(self, level: int, facility: str, client: str, text: str, now: float) -> int:
+        """Note a broker going down or coming up; the level to log ``text`` at."""
+        found = _BROKER.match(text)
+        if found is None:
+            return level
+        broker = found.group(1)
+        if facility == "FAIL" and level >= logging.WARNING:
+            outage = self._down.get(broker)
+            if outage is None:
+                self._down[broker] = _Outage(now)
+                _log.warning(
+                    "broker.unreachable",
+                    broker=broker,
+                    client=client,
+                    reason=text[found.end() :],
+                )
+            else:
+                outage.failures += 1
+            return logging.INFO
+        if facility == "STATE" and _UP.search(text) and (outage := self._down.pop(broker, None)):
+            _log.warning(
+                "broker.reachable",
+                broker=broker,
+                client=client,
+                failures=outage.failures,
+                seconds=round(now - outage.since, 3),
+            )
+        return level
+
+    def _expire(self, now: float) -> None:
+        """Log the repeats of lines whose window has passed, and forget those lines."""
+        if not self._seen:
+            return
+        done = [k for k, s in self._seen.items() if now - s.since >= self.window]
+        for key in done:
+            self._report(self._seen.pop(key), now)
+
+    def _report(self, seen: _Seen, now: float) -> None:
+        if seen.repeats:
+            _log.log(
+                seen.level,
+                "librdkafka.log",
+                **seen.fields,
+                repeats=seen.repeats,
+                seconds=round(now - seen.since, 3),
+            )
+
+    def flush(self) -> None:
+        """Log every repeat counted so far (a closing client's last word)."""
+        now = self.clock()
+        seen, self._seen = self._seen, {}
+        for entry in seen.values():
+            self._report(entry, now)
+
+
+def _quietest(config: Mapping[str, object]) -> int:
+    """The least severe stdlib level librdkafka's ``log_level`` (syslog, 0-7) lets through."""
+    raw = config.get("log_level", config.get("log.level"))
+    try:
+        syslog = int(str(raw)) if raw is not None else 6
+    except ValueError:
+        return logging.DEBUG  # librdkafka refuses it at construction
+    table = (50, 50, 50, 40, 30, 20, 20, 10)
+    return table[min(max(syslog, 0), 7)] if syslog >= 0 else logging.CRITICAL + 1
+
+
+def _debug_contexts(config: Mapping[str, object]) -> str:
+    asked = config.get("debug")
+    contexts = [c.strip() for c in str(asked or "").split(",") if c.strip()]
+    if "all" not in contexts and "broker" not in contexts:
+        contexts.append("broker")
+    return ",".join(contexts)
+
+
+def route_client_log(config: Mapping[str, object]) -> dict[str, object]:
+    """``config`` with a fresh :class:`LibrdkafkaLog` as its ``logger`` (and librdkafka's
+    ``broker`` debug context added), or unchanged (a copy) when it names a ``logger``.
+
+    >>> conf = route_client_log({"bootstrap.servers": "h:9092", "sasl.password": "s3cret!"})
+    >>> type(conf["logger"]).__name__, conf["debug"], conf["logger"].secrets
+    ('LibrdkafkaLog', 'broker', ('s3cret!',))
+    >>> route_client_log({"logger": logging.getLogger("mine")})["logger"].name
+    'mine'
+    """
+    if config.get("logger") is not None:
+        return dict(config)
+    log = LibrdkafkaLog(
+        secrets=secrets_of(config),
+        debug_asked=bool(str(config.get("debug") or "").strip()),
+        quietest=_quietest(config),
+    )
+    return {**config, "logger": log, "debug": _debug_contexts(config)}
+
+
+def client_log(config: Mapping[str, object]) -> LibrdkafkaLog | None:
+    """The :class:`LibrdkafkaLog` :func:`route_client_log` put in ``config``, if any."""
+    found: Any = config.get("logger")
+    return found if isinstance(found, LibrdkafkaLog) else None
