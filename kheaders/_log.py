@@ -27,7 +27,6 @@ class LazyLogger:
     >>> log = LazyLogger("kheaders.example")
     >>> log.name
     'kheaders.example'
-    >>> log.debug("below the default level: nothing is imported or written")
     """
 
     __slots__ = ("_built", "_built_for", "_structlog", "name")

@@ -11,15 +11,17 @@ line's own level, with ``client``, ``facility`` and ``message``. A line repeated
 :data:`WINDOW` seconds is logged once; the repeats are counted and logged as one event with
 ``repeats`` when the window has passed (at the next line) or when the client closes.
 
-A broker's connection failing (a ``FAIL`` line at warning or above: refused, timed out,
-dropped, TLS or SASL refused) logs one ``broker.unreachable`` warning naming the broker and the
-reason; its lines then go at info level while it stays down (they are counted all the same).
-When librdkafka next reports the broker up, one ``broker.reachable`` warning follows, with the
-failures seen and the seconds it was down: logged at the outage's level, so a log that shows
-one shows the other. librdkafka logs no line when a broker comes back, so kheaders also turns
-on librdkafka's ``broker`` debug context (connection state changes only: a few lines per
-connection, none per record) and reads its ``Broker changed state ... -> UP`` lines; those
-debug lines are logged only when the config set ``debug`` itself.
+A connection to a broker that never comes up (refused, timed out, closed during the
+handshake, TLS or SASL refused; not an idle connection the broker closed) logs one
+``broker.unreachable`` warning naming the broker and the reason; that broker's lines then go
+at info level while it stays down (counted all the same). When librdkafka next reports the
+broker up, one ``broker.reachable`` warning follows, with the failures seen and the seconds it
+was down: logged at the outage's level, so a log that shows one shows the other. librdkafka
+writes no line at its usual levels when a broker comes back, and some failures (a dropped
+handshake) only at info, so kheaders turns on librdkafka's ``broker`` debug context
+(connection states only: a few lines per connection, none per record) and reads its
+``FAIL`` lines (one per failure, whatever ``log_level`` says) and its ``Broker changed state
+... -> UP`` lines; those debug lines are logged only when the config set ``debug`` itself.
 
 Secrets: the values of the config's secret settings (:data:`SECRET_SETTINGS` and any whose
 name looks sensitive, :func:`kheaders._model.redact.is_sensitive`) are replaced by
@@ -65,6 +67,18 @@ _THREAD = re.compile(r"^\[thrd:([^\]]*)\]: ")
 _BROKER = re.compile(r"^((?:[A-Za-z_]+://)?\S+?)/(?:bootstrap|-?\d+): ")
 _UP = re.compile(r"Broker changed state \S+ -> UP$")
 _DURATION = re.compile(r"\d+ms\b")
+_FAILED_IN = re.compile(r"in state ([A-Z_]+)\)(?: \((_?[A-Z_]+)\))?")
+
+
+def _connect_failed(text: str) -> bool:
+    """Whether a ``FAIL`` debug line tells of a connection that never came up (refused, timed
+    out, closed during the handshake, TLS or SASL refused): one that dropped in state ``UP``
+    (an idle connection the broker closed) or that librdkafka itself retired is not."""
+    found = _FAILED_IN.search(text)
+    if found is None:
+        return False
+    state, error = found.group(1), found.group(2) or ""
+    return state != "UP" and not error.startswith("_DESTROY")
 
 
 def secrets_of(config: Mapping[str, object]) -> tuple[str, ...]:
@@ -156,19 +170,22 @@ class LibrdkafkaLog:
         if found is None:
             return level
         broker = found.group(1)
-        if facility == "FAIL" and level >= logging.WARNING:
-            outage = self._down.get(broker)
-            if outage is None:
-                self._down[broker] = _Outage(now)
-                _log.warning(
-                    "broker.unreachable",
-                    broker=broker,
-                    client=client,
-                    reason=text[found.end() :],
-                )
-            else:
-                outage.failures += 1
-            return logging.INFO
+        if facility == "FAIL":
+            if level == logging.DEBUG and _connect_failed(text):  # one per failure, always
+                outage = self._down.get(broker)
+                if outage is None:
+                    self._down[broker] = _Outage(now)
+                    _log.warning(
+                        "broker.unreachable",
+                        broker=broker,
+                        client=client,
+                        reason=text[found.end() :],
+                    )
+                else:
+                    outage.failures += 1
+            if broker in self._down:
+                return min(level, logging.INFO)
+            return level
         if facility == "STATE" and _UP.search(text) and (outage := self._down.pop(broker, None)):
             _log.warning(
                 "broker.reachable",
@@ -236,10 +253,12 @@ def route_client_log(config: Mapping[str, object]) -> dict[str, object]:
     """
     if config.get("logger") is not None:
         return dict(config)
+    debug_asked = bool(str(config.get("debug") or "").strip())
     log = LibrdkafkaLog(
         secrets=secrets_of(config),
-        debug_asked=bool(str(config.get("debug") or "").strip()),
-        quietest=_quietest(config),
+        debug_asked=debug_asked,
+        # with debug set, librdkafka logs at debug level whatever log_level says
+        quietest=logging.DEBUG if debug_asked else _quietest(config),
     )
     return {**config, "logger": log, "debug": _debug_contexts(config)}
 
