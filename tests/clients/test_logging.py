@@ -18,7 +18,7 @@ from structlog.testing import capture_logs
 
 import kheaders
 from kheaders import ConfigurationError, configure_logging
-from kheaders._client.clientlog import LibrdkafkaLog, route_client_log
+from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_log
 from kheaders._log import get_logger
 from kheaders._logsetup import JSON_ENV, LEVEL_ENV
 from kheaders.aio import AIOConsumer, AIOProducer
@@ -160,6 +160,12 @@ class Clock:
         return self.now
 
 
+def router_of(conf: dict[str, object]) -> LibrdkafkaLog:
+    router = client_log(conf)
+    assert router is not None
+    return router
+
+
 def feed(router: LibrdkafkaLog, level: int, facility: str, text: str) -> None:
     router.log(level, "%s [%s] %s", facility, "rdkafka#producer-1", text)
 
@@ -235,13 +241,13 @@ def test_an_idle_connection_the_broker_closed_is_no_outage(captured: io.StringIO
 def test_debug_lines_are_logged_when_the_config_asked_for_debug(captured: io.StringIO) -> None:
     conf = route_client_log({"bootstrap.servers": CLOSED, "debug": "cgrp"})
     assert conf["debug"] == "cgrp,broker"
-    router = conf["logger"]
+    router = router_of(conf)
     feed(router, logging.DEBUG, "JOIN", "Joining group g")
     assert [e["message"] for e in events(captured)] == ["Joining group g"]
 
 
 def test_a_quieter_log_level_in_the_config_is_kept(captured: io.StringIO) -> None:
-    router = route_client_log({"bootstrap.servers": CLOSED, "log_level": 3})["logger"]
+    router = router_of(route_client_log({"bootstrap.servers": CLOSED, "log_level": 3}))
     feed(router, logging.WARNING, "CONFWARN", "a warning librdkafka was told to keep quiet")
     feed(router, logging.ERROR, "ERROR", "an error")
     assert [e["message"] for e in events(captured)] == ["an error"]
@@ -258,7 +264,7 @@ SECRETS = {
 
 
 def test_secret_settings_never_appear_in_a_line(captured: io.StringIO) -> None:
-    router = route_client_log({"bootstrap.servers": CLOSED, **SECRETS})["logger"]
+    router = router_of(route_client_log({"bootstrap.servers": CLOSED, **SECRETS}))
     for key, value in SECRETS.items():
         feed(router, logging.ERROR, "CONF", f"{key} = {value} (echoed)")
     feed(router, logging.ERROR, "CONF", "one line of the key: MIIEvQIBADANBgkqhkiG9w0BAQEFAASC")
