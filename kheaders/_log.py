@@ -107,12 +107,16 @@ _METHODS = frozenset({"debug", "info", "warning", "error", "critical"})
 
 class _StreamLogger:
     """structlog's final logger for kheaders' own pipelines: writes each rendered line to
-    :func:`kheaders._logsetup.stream` as it is at that moment."""
+    :func:`kheaders._logsetup.stream` as it is at that moment. A stream that fails (closed,
+    full disk) loses the line, as a stdlib handler would: logging never breaks the caller."""
 
     def msg(self, message: str) -> None:
         out = _logsetup.stream()
-        out.write(message + "\n")
-        out.flush()
+        try:
+            out.write(message + "\n")
+            out.flush()
+        except (OSError, ValueError):
+            pass
 
     debug = info = warning = warn = error = err = critical = fatal = exception = log = msg
 

@@ -14,14 +14,18 @@ line's own level, with ``client``, ``facility`` and ``message``. A line repeated
 A connection to a broker that never comes up (refused, timed out, closed during the
 handshake, TLS or SASL refused; not an idle connection the broker closed) logs one
 ``broker.unreachable`` warning naming the broker and the reason; that broker's lines then go
-at info level while it stays down (counted all the same). When librdkafka next reports the
-broker up, one ``broker.reachable`` warning follows, with the failures seen and the seconds it
-was down: logged at the outage's level, so a log that shows one shows the other. librdkafka
-writes no line at its usual levels when a broker comes back, and some failures (a dropped
-handshake) only at info, so kheaders turns on librdkafka's ``broker`` debug context
-(connection states only: a few lines per connection, none per record) and reads its
-``FAIL`` lines (one per failure, whatever ``log_level`` says) and its ``Broker changed state
-... -> UP`` lines; those debug lines are logged only when the config set ``debug`` itself.
+at info level while it stays down (counted all the same). When librdkafka next has the broker
+up, one ``broker.reachable`` warning follows, with the failures seen and the seconds it was
+down: logged at the outage's level, so a log that shows one shows the other.
+
+librdkafka logs nothing at its usual levels when a broker comes back: only its ``broker``
+debug context tells (``Broker changed state ... -> UP``; connection states only, a few lines
+per connection, none per record). kheaders turns that context on for the consumers it builds,
+where librdkafka serves log lines inside ``poll``/``consume`` without changing what they
+return, and reads those lines without logging them (unless the config set ``debug`` itself).
+Not for producers: there each line served counts in ``poll()``'s result and ``len()``, which
+stay confluent-kafka's; a producer's config that sets ``debug`` to include ``broker`` gets the
+``broker.reachable`` event too.
 
 Secrets: the values of the config's secret settings (:data:`SECRET_SETTINGS` and any whose
 name looks sensitive, :func:`kheaders._model.redact.is_sensitive`) are replaced by
@@ -32,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -64,7 +69,9 @@ _MAX_KEYS = 512
 """Distinct lines remembered for counting repeats (the oldest are logged and forgotten)."""
 
 _THREAD = re.compile(r"^\[thrd:([^\]]*)\]: ")
-_BROKER = re.compile(r"^((?:[A-Za-z_]+://)?\S+?)/(?:bootstrap|-?\d+): ")
+_BROKER = re.compile(r"^((?:[A-Za-z_]+://)?[^\s/]+:\d+)/(?:bootstrap|-?\d+): ")
+"""A broker's own name (``host:port/id``); logical ones (``GroupCoordinator``) tell the same
+connection again."""
 _UP = re.compile(r"Broker changed state \S+ -> UP$")
 _DURATION = re.compile(r"\d+ms\b")
 _FAILED_IN = re.compile(r"in state ([A-Z_]+)\)(?: \((_?[A-Z_]+)\))?")
@@ -123,22 +130,39 @@ class LibrdkafkaLog:
     """A ``logger`` for a confluent-kafka client (see the module doc).
 
     ``secrets``: text never to log; ``debug_asked``: whether the config set ``debug`` (else
-    debug lines, asked for by kheaders, are read but not logged); ``quietest``: the least
-    severe level to log (from the config's ``log_level``); ``clock``: seconds, monotonic.
+    debug lines, asked for by kheaders, are read but not logged); ``broker_debug``: whether
+    librdkafka's ``broker`` debug context is on (its lines then tell failures and returns);
+    ``quietest``: the least severe level to log (from the config's ``log_level``);
+    ``clock``: seconds, monotonic.
     """
 
     secrets: tuple[str, ...] = ()
     debug_asked: bool = False
+    broker_debug: bool = False
     quietest: int = logging.DEBUG
     window: float = WINDOW
     clock: Callable[[], float] = time.monotonic
     lines: int = 0
     """Lines received (every one: logged, counted as a repeat, or read only)."""
+    dropped: int = 0
+    """Lines (or counts) that could not be logged: the log's own output failed."""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _seen: dict[tuple[int, str, str], _Seen] = field(default_factory=dict)
     _down: dict[str, _Outage] = field(default_factory=dict)
 
     def log(self, level: int, fmt: str, *args: object) -> None:
-        """Called by confluent-kafka for each librdkafka line."""
+        """Called by confluent-kafka for each librdkafka line, on the thread that polls.
+
+        Never raises (an exception here would come out of the client's ``poll``): a line
+        that cannot be logged is counted in :attr:`dropped`.
+        """
+        with self._lock:
+            try:
+                self._line(level, fmt, args)
+            except Exception:
+                self.dropped += 1
+
+    def _line(self, level: int, fmt: str, args: tuple[object, ...]) -> None:
         self.lines += 1
         facility, client, text = _split(fmt, args)
         for secret in self.secrets:
@@ -171,7 +195,10 @@ class LibrdkafkaLog:
             return level
         broker = found.group(1)
         if facility == "FAIL":
-            if level == logging.DEBUG and _connect_failed(text):  # one per failure, always
+            # with the broker context, its debug line tells every failure once (whatever
+            # log_level says); without, the line librdkafka logs for it
+            telling = level == logging.DEBUG if self.broker_debug else level >= logging.INFO
+            if telling and _connect_failed(text):
                 outage = self._down.get(broker)
                 if outage is None:
                     self._down[broker] = _Outage(now)
@@ -215,11 +242,15 @@ class LibrdkafkaLog:
             )
 
     def flush(self) -> None:
-        """Log every repeat counted so far (a closing client's last word)."""
-        now = self.clock()
-        seen, self._seen = self._seen, {}
-        for entry in seen.values():
-            self._report(entry, now)
+        """Log every repeat counted so far (a closing client's last word); never raises."""
+        with self._lock:
+            now = self.clock()
+            seen, self._seen = self._seen, {}
+            for entry in seen.values():
+                try:
+                    self._report(entry, now)
+                except Exception:
+                    self.dropped += 1
 
 
 def _quietest(config: Mapping[str, object]) -> int:
@@ -233,34 +264,46 @@ def _quietest(config: Mapping[str, object]) -> int:
     return table[min(max(syslog, 0), 7)] if syslog >= 0 else logging.CRITICAL + 1
 
 
-def _debug_contexts(config: Mapping[str, object]) -> str:
+def _debug_contexts(config: Mapping[str, object], watch_brokers: bool) -> str:
     asked = config.get("debug")
     contexts = [c.strip() for c in str(asked or "").split(",") if c.strip()]
-    if "all" not in contexts and "broker" not in contexts:
+    if watch_brokers and "all" not in contexts and "broker" not in contexts:
         contexts.append("broker")
     return ",".join(contexts)
 
 
-def route_client_log(config: Mapping[str, object]) -> dict[str, object]:
-    """``config`` with a fresh :class:`LibrdkafkaLog` as its ``logger`` (and librdkafka's
-    ``broker`` debug context added), or unchanged (a copy) when it names a ``logger``.
+def route_client_log(
+    config: Mapping[str, object], *, watch_brokers: bool = False
+) -> dict[str, object]:
+    """``config`` with a fresh :class:`LibrdkafkaLog` as its ``logger``, or unchanged (a copy)
+    when it names a ``logger``. ``watch_brokers`` adds librdkafka's ``broker`` debug context
+    (for a consumer: its lines are served inside ``poll``/``consume`` and change no count; a
+    producer's would count in ``poll()``'s result and ``len()``, which kheaders keeps as
+    confluent-kafka's).
 
     >>> conf = route_client_log({"bootstrap.servers": "h:9092", "sasl.password": "s3cret!"})
-    >>> type(conf["logger"]).__name__, conf["debug"], conf["logger"].secrets
-    ('LibrdkafkaLog', 'broker', ('s3cret!',))
+    >>> type(conf["logger"]).__name__, "debug" in conf, conf["logger"].secrets
+    ('LibrdkafkaLog', False, ('s3cret!',))
+    >>> route_client_log({"bootstrap.servers": "h:9092"}, watch_brokers=True)["debug"]
+    'broker'
     >>> route_client_log({"logger": logging.getLogger("mine")})["logger"].name
     'mine'
     """
     if config.get("logger") is not None:
         return dict(config)
     debug_asked = bool(str(config.get("debug") or "").strip())
+    contexts = _debug_contexts(config, watch_brokers)
     log = LibrdkafkaLog(
         secrets=secrets_of(config),
         debug_asked=debug_asked,
+        broker_debug=bool({"broker", "all"} & set(contexts.split(","))),
         # with debug set, librdkafka logs at debug level whatever log_level says
         quietest=logging.DEBUG if debug_asked else _quietest(config),
     )
-    return {**config, "logger": log, "debug": _debug_contexts(config)}
+    routed: dict[str, object] = {**config, "logger": log}
+    if contexts:
+        routed["debug"] = contexts
+    return routed
 
 
 def client_log(config: Mapping[str, object]) -> LibrdkafkaLog | None:

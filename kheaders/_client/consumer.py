@@ -145,7 +145,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             strict=strict,
         )
         chain = setup.chain
-        rdkafka = route_client_log(setup.rdkafka)
+        rdkafka = route_client_log(setup.rdkafka, watch_brokers=True)
         if chain.on_commit:
             user = rdkafka.get("on_commit")
             rdkafka["on_commit"] = _commit_callback(chain, user)  # type: ignore[arg-type]

@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 import structlog
+from confluent_kafka import TopicPartition
 from structlog.testing import capture_logs
 
 import kheaders
 from kheaders import ConfigurationError, configure_logging
+from kheaders._client import clientlog
 from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_log
 from kheaders._log import get_logger
 from kheaders._logsetup import JSON_ENV, LEVEL_ENV
@@ -192,32 +194,47 @@ def test_repeated_lines_become_one_event_and_a_count(captured: io.StringIO) -> N
     assert sum(r or 1 for r, _ in counted) == router.lines == 51  # a summary counts its repeats
 
 
-def test_a_broker_outage_is_told_once_each_way(captured: io.StringIO) -> None:
+@pytest.mark.parametrize("broker_debug", [True, False])
+def test_a_broker_outage_is_told_once_each_way(captured: io.StringIO, broker_debug: bool) -> None:
+    """With librdkafka's broker debug context (a consumer's) or without it (a producer's,
+    whose lines tell the failures but never the return)."""
     clock = Clock()
-    router = LibrdkafkaLog(clock=clock)
+    router = LibrdkafkaLog(clock=clock, broker_debug=broker_debug)
     broker = "kafka-1.example:9092"
-    for _ in range(40):
+    for i in range(40):
         clock.now += 0.25
-        feed(router, logging.DEBUG, "FAIL", CONNECT_FAIL.format(b=broker) + " (_TRANSPORT)")
-        feed(router, logging.ERROR, "FAIL", CONNECT_FAIL.format(b=broker))
+        if broker_debug:
+            feed(router, logging.DEBUG, "FAIL", CONNECT_FAIL.format(b=broker) + " (_TRANSPORT)")
+        # librdkafka's own line for the failure: an error, or info for a dropped handshake
+        level, fail = (
+            (logging.ERROR, CONNECT_FAIL.format(b=broker))
+            if i % 2
+            else (logging.INFO, f"{broker}/1: Disconnected (after 1ms in state APIVERSION_QUERY)")
+        )
+        feed(router, level, "FAIL", fail)
         feed(
             router,
             logging.DEBUG,
             "STATE",
             f"{broker}/bootstrap: Broker changed state CONNECT -> DOWN",
         )
-    feed(router, logging.DEBUG, "STATE", f"{broker}/1: Broker changed state APIVERSION_QUERY -> UP")
-    feed(router, logging.DEBUG, "STATE", f"{broker}/1: Broker changed state UP -> UPDATE")
+    if broker_debug:
+        up = f"{broker}/1: Broker changed state APIVERSION_QUERY -> UP"
+        feed(router, logging.DEBUG, "STATE", up)
+        feed(router, logging.DEBUG, "STATE", f"{broker}/1: Broker changed state UP -> UPDATE")
     router.flush()
     told = events(captured)
     outage = [e for e in told if e["event"].startswith("broker.")]
     assert [(e["event"], e["level"], e["broker"]) for e in outage] == [
         ("broker.unreachable", "warning", broker),
-        ("broker.reachable", "warning", broker),
+        *([("broker.reachable", "warning", broker)] if broker_debug else []),
     ]
-    assert outage[0]["reason"].startswith("Connect to ipv4#kafka-1.example:9092 failed")
-    assert outage[1]["failures"] == 40
-    assert outage[1]["seconds"] == pytest.approx(9.75)
+    first = "Connect to ipv4#kafka-1" if broker_debug else "Disconnected (after 1ms in state"
+    assert outage[0]["reason"].startswith(first)  # the first failure's own words
+    if broker_debug:
+        assert outage[1]["failures"] == 40
+        assert outage[1]["seconds"] == pytest.approx(9.75)
+    assert router._down[broker].failures == 40 if not broker_debug else not router._down
     lines = [e for e in told if e["event"] == "librdkafka.log"]
     assert {e["level"] for e in lines} == {"info"}  # the outage's lines: counted, not shouted
     assert sum(e.get("repeats", 1) for e in lines) == 40
@@ -239,7 +256,7 @@ def test_an_idle_connection_the_broker_closed_is_no_outage(captured: io.StringIO
 
 
 def test_debug_lines_are_logged_when_the_config_asked_for_debug(captured: io.StringIO) -> None:
-    conf = route_client_log({"bootstrap.servers": CLOSED, "debug": "cgrp"})
+    conf = route_client_log({"bootstrap.servers": CLOSED, "debug": "cgrp"}, watch_brokers=True)
     assert conf["debug"] == "cgrp,broker"
     router = router_of(conf)
     feed(router, logging.DEBUG, "JOIN", "Joining group g")
@@ -394,25 +411,25 @@ def test_a_broker_that_goes_away_and_comes_back_is_told_once_each_way(
     topic = create_topic(broker.bootstrap, f"outage-{uuid.uuid4().hex[:8]}")
     buf = io.StringIO()
     configure_logging(level="info", json=True, stream=buf)
-    producer = kheaders.Producer({"bootstrap.servers": proxy.address})
+    consumer = kheaders.Consumer(
+        {"bootstrap.servers": proxy.address, "group.id": "outage", "auto.offset.reset": "earliest"}
+    )
+    consumer.assign([TopicPartition(topic, 0, 0)])
 
     def told(event: str) -> Callable[[], bool]:
         def check() -> bool:
-            producer.poll(0.1)
+            consumer.poll(0.1)
             return any(e["event"] == event for e in events(buf))
 
         return check
 
-    producer.produce(topic, b"before")
-    assert producer.flush(30) == 0
+    until(lambda: consumer.poll(0.1) is None and consumer.assignment() != [], "an assignment")
     proxy.refuse(True)  # the broker is gone: connections are closed at once
     proxy.cut()
-    producer.produce(topic, b"during")
     until(told("broker.unreachable"), "the outage to be told")
     proxy.refuse(False)
     until(told("broker.reachable"), "the broker's return to be told")
-    assert producer.flush(30) == 0  # "during" went out once the broker was back
-    assert producer.close()
+    consumer.close()
     outage = [e for e in events(buf) if e["event"].startswith("broker.")]
     assert [(e["event"], e["broker"]) for e in outage] == [
         ("broker.unreachable", proxy.address),
@@ -420,3 +437,57 @@ def test_a_broker_that_goes_away_and_comes_back_is_told_once_each_way(
     ]
     assert outage[1]["failures"] >= 1
     assert "|FAIL|" not in capfd.readouterr().err
+
+
+def test_only_consumers_get_the_broker_debug_context_unless_the_config_asks() -> None:
+    """A producer's lines would count in its poll() result and len() (tests/compat holds
+    those equal to confluent-kafka's); a consumer serves them inside poll/consume."""
+    producer = kheaders.Producer({"bootstrap.servers": CLOSED})
+    consumer = kheaders.Consumer({"bootstrap.servers": CLOSED, "group.id": "g"})
+    asked = kheaders.Producer({"bootstrap.servers": CLOSED, "debug": "broker"})
+    try:
+        flags = [client_log_of(c).broker_debug for c in (producer, consumer, asked)]
+        assert flags == [False, True, True]
+    finally:
+        producer.close(0)
+        consumer.close()
+        asked.close(0)
+
+
+def test_a_log_that_fails_never_breaks_the_client_poll(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Failing:
+        def __getattr__(self, name: str) -> Any:
+            raise RuntimeError("the log is broken")
+
+    monkeypatch.setattr(clientlog, "_log", Failing())
+    producer = kheaders.Producer({"bootstrap.servers": CLOSED})
+    producer.produce("t", b"v")
+    deadline = time.monotonic() + 60
+    router = client_log_of(producer)
+    while time.monotonic() < deadline and (router.dropped < 2 or router.lines < 50):
+        producer.poll(0.1)  # raises nothing although no line can be logged
+    assert router.dropped >= 2  # the outage and the first refused connection
+    assert producer.close(0.1) is False
+
+
+def test_a_closed_stream_loses_the_line_and_raises_nothing() -> None:
+    broken = io.StringIO()
+    broken.close()
+    configure_logging(json=True, stream=broken)
+    get_logger("kheaders.test").error("lost")
+
+
+def client_log_of(client: Any) -> LibrdkafkaLog:
+    router = client._clientlog
+    assert isinstance(router, LibrdkafkaLog)
+    return router
+
+
+def test_a_logical_broker_tells_no_outage_of_its_own(captured: io.StringIO) -> None:
+    router = LibrdkafkaLog(broker_debug=True)
+    fail = "Connect to ipv4#127.0.0.1:9092 failed: Connection refused (after 0ms in state CONNECT)"
+    feed(router, logging.DEBUG, "FAIL", f"127.0.0.1:9092/1: {fail} (_TRANSPORT)")
+    feed(router, logging.DEBUG, "FAIL", f"GroupCoordinator/1: {fail} (_TRANSPORT)")
+    feed(router, logging.DEBUG, "FAIL", f"[::1]:9092/bootstrap: {fail} (_TRANSPORT)")
+    told = [(e["event"], e["broker"]) for e in events(captured)]
+    assert told == [("broker.unreachable", "127.0.0.1:9092"), ("broker.unreachable", "[::1]:9092")]
