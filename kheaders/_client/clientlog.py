@@ -202,7 +202,7 @@ class LibrdkafkaLog:
                 outage = self._down.get(broker)
                 if outage is None:
                     self._down[broker] = _Outage(now)
-                    _log.warning(
+                    self._warn(
                         "broker.unreachable",
                         broker=broker,
                         client=client,
@@ -214,7 +214,7 @@ class LibrdkafkaLog:
                 return min(level, logging.INFO)
             return level
         if facility == "STATE" and _UP.search(text) and (outage := self._down.pop(broker, None)):
-            _log.warning(
+            self._warn(
                 "broker.reachable",
                 broker=broker,
                 client=client,
@@ -222,6 +222,12 @@ class LibrdkafkaLog:
                 seconds=round(now - outage.since, 3),
             )
         return level
+
+    def _warn(self, event: str, **fields: object) -> None:
+        """A broker event: a warning, unless the config's ``log_level`` keeps warnings out
+        (``log_level: 0`` silences librdkafka and what kheaders reads from it alike)."""
+        if self.quietest <= logging.WARNING:
+            _log.warning(event, **fields)
 
     def _expire(self, now: float) -> None:
         """Log the repeats of lines whose window has passed, and forget those lines."""

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import confluent_kafka
 import pytest
 import structlog
 from confluent_kafka import TopicPartition
@@ -20,6 +21,7 @@ from structlog.testing import capture_logs
 import kheaders
 from kheaders import ConfigurationError, configure_logging
 from kheaders._client import clientlog
+from kheaders._client.admin import admin_client
 from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_log
 from kheaders._log import get_logger
 from kheaders._logsetup import JSON_ENV, LEVEL_ENV
@@ -491,3 +493,25 @@ def test_a_logical_broker_tells_no_outage_of_its_own(captured: io.StringIO) -> N
     feed(router, logging.DEBUG, "FAIL", f"[::1]:9092/bootstrap: {fail} (_TRANSPORT)")
     told = [(e["event"], e["broker"]) for e in events(captured)]
     assert told == [("broker.unreachable", "127.0.0.1:9092"), ("broker.unreachable", "[::1]:9092")]
+
+
+def test_an_admin_client_kheaders_builds_tells_the_outage_when_its_block_ends(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    buf = io.StringIO()
+    configure_logging(json=True, stream=buf)
+    with (
+        pytest.raises(confluent_kafka.KafkaException),
+        admin_client({"bootstrap.servers": CLOSED}) as admin,
+    ):
+        admin.list_topics(timeout=2)
+    assert [(e["event"], e["broker"]) for e in events(buf)] == [("broker.unreachable", CLOSED)]
+    assert "|FAIL|" not in capfd.readouterr().err
+
+
+def test_log_level_zero_silences_the_broker_events_too(captured: io.StringIO) -> None:
+    router = router_of(route_client_log({"bootstrap.servers": CLOSED, "log_level": 0}))
+    feed(router, logging.ERROR, "FAIL", CONNECT_FAIL.format(b="b:9092"))
+    router.flush()
+    assert events(captured) == []
+    assert router._down  # still noted: nothing is told
