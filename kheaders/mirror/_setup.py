@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
 
+from kheaders._client.admin import admin_client
 from kheaders._errors import BrokerUnavailableError, ConfigurationError
 from kheaders.mirror._provenance import check_cluster_id
 from kheaders.mirror._routes import SAME_TOPIC, RoutingTable
@@ -34,13 +34,13 @@ def client_config(cluster: ClusterConfig) -> dict[str, Any]:
 
 def metadata(config: Mapping[str, Any], what: str, timeout: float) -> Any:
     """The cluster's metadata. Raises BrokerUnavailableError naming ``what`` (source/target)."""
-    admin = AdminClient(dict(config))
-    try:
-        return admin.list_topics(timeout=timeout)
-    except KafkaException as exc:
-        raise BrokerUnavailableError(
-            f"{what} cluster {config.get('bootstrap.servers')!r} did not answer: {exc}"
-        ) from exc
+    with admin_client(config) as admin:
+        try:
+            return admin.list_topics(timeout=timeout)
+        except KafkaException as exc:
+            raise BrokerUnavailableError(
+                f"{what} cluster {config.get('bootstrap.servers')!r} did not answer: {exc}"
+            ) from exc
 
 
 def _visible(meta: Any) -> dict[str, int]:
