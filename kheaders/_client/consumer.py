@@ -110,9 +110,9 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     _closed_message = "Consumer closed"
     __slots__ = (
         "_chain",
-        "_clientlog",
         "_closed",
         "_consumer",
+        "_consumer_log",
         "_extra",
         "_group",
         "_key_de",
@@ -120,7 +120,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         "_value_de",
     )
 
-    _clientlog: LibrdkafkaLog | None
+    _consumer_log: LibrdkafkaLog | None
     """Where librdkafka's lines go (:mod:`kheaders._client.clientlog`): flushed at close."""
 
     def __init__(
@@ -156,7 +156,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             raise
         group = config.get("group.id")
         self._setup(raw, chain, setup.key, setup.value, group if isinstance(group, str) else None)
-        self._clientlog = client_log(rdkafka)
+        self._consumer_log = client_log(rdkafka)
 
     def _setup(
         self,
@@ -168,7 +168,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     ) -> None:
         self._consumer = raw
         self._chain = chain
-        self._clientlog = None
+        self._consumer_log = None
         self._key_de = key_de
         self._value_de = value_de
         self._group = group
@@ -409,8 +409,8 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         try:
             self._consumer.close()
         finally:
-            if self._clientlog is not None:
-                self._clientlog.flush()
+            if self._consumer_log is not None:
+                self._consumer_log.flush()
             self._chain.close()
         if held:
             raise held_failures(held)
@@ -418,6 +418,12 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)
         return f"<kheaders.Consumer wrapping {self._consumer!r}, {n} interceptors>"
+
+
+def consumer_log(consumer: Consumer) -> LibrdkafkaLog | None:
+    """Where ``consumer``'s librdkafka lines go (``None``: a logger of the caller's, or a
+    wrapped client kheaders did not build)."""
+    return consumer._consumer_log
 
 
 def consumed_bytes(msg: Message) -> tuple[bytes | None, bytes | None]:

@@ -65,7 +65,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     """The confluent-kafka class built from the config: ``confluent_kafka.Producer`` as found
     when the producer is built (so OpenTelemetry's ``instrument()`` applies), or a subclass
     whose ``produce`` takes confluent's positional arguments (kheaders.aio's)."""
-    __slots__ = ("_chain", "_clientlog", "_closed", "_default_cb", "_path", "_producer")
+    __slots__ = ("_chain", "_closed", "_default_cb", "_path", "_producer", "_producer_log")
 
     def __init__(
         self,
@@ -99,7 +99,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             chain.close()
             raise
         self._setup(raw, chain, setup.key, setup.value, default_cb, header_limits)  # type: ignore[arg-type]
-        self._clientlog = client_log(rdkafka)
+        self._producer_log = client_log(rdkafka)
 
     @classmethod
     def _wrap(
@@ -115,7 +115,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         return self
 
     _producer: confluent_kafka.Producer
-    _clientlog: LibrdkafkaLog | None
+    _producer_log: LibrdkafkaLog | None
     """Where librdkafka's lines go (:mod:`kheaders._client.clientlog`): flushed at close."""
     _path: Path
     """What every record goes through, chosen once (see :mod:`kheaders._client.paths`)."""
@@ -131,7 +131,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     ) -> None:
         self._producer = raw
         self._chain = chain
-        self._clientlog = None
+        self._producer_log = None
         self._default_cb = default_cb
         self._closed = False
         produce = raw_produce(raw, type(raw) is type(self)._client_class)
@@ -313,8 +313,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             if close is not None:
                 close()
         finally:
-            if self._clientlog is not None:
-                self._clientlog.flush()
+            if self._producer_log is not None:
+                self._producer_log.flush()
             self._chain.close()
         return not remaining
 
@@ -388,6 +388,12 @@ def path_of(producer: Producer) -> Path:
     run first (``None``: nothing); ``sees_records`` whether interceptors or serializers see
     records (``send`` then goes through ``Path.send``)."""
     return producer._path
+
+
+def producer_log(producer: Producer) -> LibrdkafkaLog | None:
+    """Where ``producer``'s librdkafka lines go (``None``: a logger of the caller's, or a
+    wrapped client kheaders did not build)."""
+    return producer._producer_log
 
 
 def wrap_producer(

@@ -23,6 +23,8 @@ from kheaders import ConfigurationError, configure_logging
 from kheaders._client import clientlog
 from kheaders._client.admin import admin_client
 from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_log
+from kheaders._client.consumer import consumer_log
+from kheaders._client.producer import producer_log
 from kheaders._log import get_logger
 from kheaders._logsetup import JSON_ENV, LEVEL_ENV
 from kheaders.aio import AIOConsumer, AIOProducer
@@ -479,8 +481,8 @@ def test_a_closed_stream_loses_the_line_and_raises_nothing() -> None:
     get_logger("kheaders.test").error("lost")
 
 
-def client_log_of(client: Any) -> LibrdkafkaLog:
-    router = client._clientlog
+def client_log_of(client: kheaders.Producer | kheaders.Consumer) -> LibrdkafkaLog:
+    router = producer_log(client) if isinstance(client, kheaders.Producer) else consumer_log(client)
     assert isinstance(router, LibrdkafkaLog)
     return router
 
