@@ -517,3 +517,47 @@ def test_log_level_zero_silences_the_broker_events_too(captured: io.StringIO) ->
     router.flush()
     assert events(captured) == []
     assert router._down  # still noted: nothing is told
+
+
+def test_a_real_client_at_debug_all_never_writes_its_password(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    secret = "Pa55-w0rd-never-logged"
+    buf = io.StringIO()
+    configure_logging(level="debug", json=True, stream=buf)
+    producer = kheaders.Producer(
+        {
+            "bootstrap.servers": CLOSED,
+            "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanism": "PLAIN",
+            "sasl.username": "svc",
+            "sasl.password": secret,
+            "debug": "all",  # librdkafka's config dump ("conf") included
+        }
+    )
+    router = client_log_of(producer)
+    until(lambda: producer.poll(0.1) is not None and router.lines >= 200, "librdkafka's lines")
+    producer.close(0.1)
+    assert any(e.get("facility") == "CONF" for e in events(buf))  # the config was echoed
+    assert secret not in buf.getvalue()
+    assert secret not in capfd.readouterr().err
+
+
+def test_a_logger_given_to_the_client_gets_librdkafkas_lines_itself() -> None:
+    class Mine:
+        def __init__(self) -> None:
+            self.lines: list[str] = []
+
+        def log(self, level: int, fmt: str, *args: object) -> None:
+            self.lines.append(fmt % args)
+
+    buf = io.StringIO()
+    configure_logging(level="debug", json=True, stream=buf)
+    mine = Mine()
+    producer = kheaders.Producer({"bootstrap.servers": CLOSED}, logger=mine)
+    producer.produce("t", b"v")
+    until(lambda: producer.poll(0.1) is not None and len(mine.lines) >= 3, "the caller's lines")
+    producer.close(0.1)
+    assert producer_log(producer) is None
+    assert any("Connection refused" in line for line in mine.lines)
+    assert not [e for e in events(buf) if e["logger"] == "kheaders.librdkafka"]
