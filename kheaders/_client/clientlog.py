@@ -78,9 +78,16 @@ _FAILED_IN = re.compile(r"in state ([A-Z_]+)\)(?: \((_?[A-Z_]+)\))?")
 
 
 def _connect_failed(text: str) -> bool:
-    """Whether a ``FAIL`` debug line tells of a connection that never came up (refused, timed
-    out, closed during the handshake, TLS or SASL refused): one that dropped in state ``UP``
-    (an idle connection the broker closed) or that librdkafka itself retired is not."""
+    """Whether a ``FAIL`` line tells of a connection that never came up (refused, timed out,
+    closed during the handshake, TLS or SASL refused): one that dropped in state ``UP`` (an
+    idle connection the broker closed) or that librdkafka itself retired is not.
+
+    >>> _connect_failed("Connect to ipv4#10.0.0.1:9092 failed: Connection refused"
+    ...                 " (after 0ms in state CONNECT) (_TRANSPORT)")
+    True
+    >>> _connect_failed("Disconnected (after 600000ms in state UP)")
+    False
+    """
     found = _FAILED_IN.search(text)
     if found is None:
         return False
