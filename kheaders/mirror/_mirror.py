@@ -19,6 +19,7 @@ from confluent_kafka import KafkaException, TopicPartition
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
+from kheaders._client.clientlog import route_client_log
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
 from kheaders.mirror import _metrics
@@ -200,12 +201,14 @@ class Mirror:
         found = self.check()
         self._stop.clear()
         copier = Copier(self.table, found.source_id, found.target_id)
-        self._consumer = confluent_kafka.Consumer(self.consumer_config())
+        self._consumer = confluent_kafka.Consumer(
+            route_client_log(self.consumer_config(), watch_brokers=True)
+        )
         producer_conf = {**self.target, **TARGET_DEFAULTS, **self._producer_config}
         self._sender = Sender(
             found,
             copier,
-            confluent_kafka.Producer(producer_conf),
+            confluent_kafka.Producer(route_client_log(producer_conf)),
             self._dead,
             stats=self.stats,
             tracer=self._tracer,
@@ -214,12 +217,14 @@ class Mirror:
         )
         self._dead.open(
             confluent_kafka.Producer(
-                {
-                    **self.source,
-                    "enable.idempotence": True,
-                    "message.timeout.ms": 0,
-                    **self._dead_letter_config,
-                }
+                route_client_log(
+                    {
+                        **self.source,
+                        "enable.idempotence": True,
+                        "message.timeout.ms": 0,
+                        **self._dead_letter_config,
+                    }
+                )
             )
         )
         _metrics.report(self.stats, self._meter_provider)
