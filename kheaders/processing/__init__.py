@@ -7,7 +7,7 @@ docs/processing.md.
 """
 
 from kheaders import _public
-from kheaders.processing import _spring_headers as spring_headers
+from kheaders.processing import spring_headers
 from kheaders.processing._core import HeadersFilter
 from kheaders.processing._describe import describe
 from kheaders.processing._failure import without_retry_state

@@ -11,7 +11,7 @@ from confluent_kafka import Message
 from kheaders._client.deadletter import dead_letter_headers
 from kheaders._errors import ConfigurationError, DeserializationError
 from kheaders._model.headers import Headers
-from kheaders.processing import _spring_headers as sh
+from kheaders.processing import spring_headers as sh
 from kheaders.processing._failure import Pairs, spring_headers
 from kheaders.processing._pause import now_ms
 from kheaders.processing._retry import KHEADERS, DeadLetter, RetryTopics, route_map

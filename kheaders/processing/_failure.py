@@ -1,7 +1,7 @@
 """The headers a failed record is republished with: Spring Kafka's contract or kheaders'.
 
 The consumed headers come first, in their order, duplicates kept; only the headers the
-contract owns are added or replaced (see :mod:`kheaders.processing._spring_headers`).
+contract owns are added or replaced (see :mod:`kheaders.processing.spring_headers`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Sequence
 
 from kheaders._errors import DeserializationError
-from kheaders.processing import _spring_headers as sh
+from kheaders.processing import spring_headers as sh
 
 Pairs = list[tuple[str, bytes | None]]
 
