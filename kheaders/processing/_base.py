@@ -15,6 +15,7 @@ from kheaders._errors import ConfigurationError, ProcessingError
 from kheaders.processing import _observe
 from kheaders.processing._commits import Offsets
 from kheaders.processing._core import Core, HeadersFilter, Hop
+from kheaders.processing._failure import describe_error
 from kheaders.processing._observe import Observer, log
 from kheaders.processing._pause import Paused
 from kheaders.processing._retry import DeadLetter, RetryTopics
@@ -158,7 +159,7 @@ class ProcessorBase:
             partition=msg.partition(),
             offset=msg.offset(),
             left=left,
-            error=type(error).__qualname__,
+            error=describe_error(error),
         )
         return retry.in_place_delay if retry is not None else 0.0
 
@@ -174,14 +175,14 @@ class ProcessorBase:
             partition=partition,
             offset=offset,
             attempt=attempt,
-            error=type(error).__qualname__,
+            error=describe_error(error),
             to=None if hop is None else hop.topic,
         )
         if hop is None:
             self.stop()
             raise ProcessingError(
                 f"the record at {topic}[{partition}]@{offset} failed and there is no retry"
-                f" or dead-letter topic: {type(error).__qualname__}"
+                f" or dead-letter topic: {describe_error(error)}"
             ) from error
         return hop
 
