@@ -11,12 +11,13 @@ from typing import Any
 
 from confluent_kafka import KafkaException, Message, TopicPartition
 
-from kheaders._errors import ConfigurationError, DeserializationError, HeldFailuresError
+from kheaders._errors import DeserializationError, HeldFailuresError
 from kheaders.aio._consumer import AIOConsumer
 from kheaders.aio._producer import AIOProducer
 from kheaders.processing._base import Partition, ProcessorBase, stop_on_signals
 from kheaders.processing._core import Hop
 from kheaders.processing._observe import log
+from kheaders.processing._validate import number
 
 AsyncHandler = Callable[[Message], Awaitable[object]]
 LANE_DEPTH = 64
@@ -45,8 +46,7 @@ class AIOProcessor(ProcessorBase):
         concurrency: int = 1,
         **options: Any,
     ) -> None:
-        if not isinstance(concurrency, int) or concurrency < 1:
-            raise ConfigurationError(f"concurrency must be a positive int, got {concurrency!r}")
+        number("concurrency", concurrency, integer=True)
         super().__init__(config, topics, handler, **options)
         self.concurrency = concurrency
         self._loop: asyncio.AbstractEventLoop | None = None

@@ -13,6 +13,7 @@ from confluent_kafka import KafkaError, Message
 
 from kheaders._errors import ConfigurationError, ProcessingError
 from kheaders.processing import _observe
+from kheaders.processing import _validate as _v
 from kheaders.processing._commits import Offsets
 from kheaders.processing._core import Core, HeadersFilter, Hop
 from kheaders.processing._failure import describe_error
@@ -50,6 +51,35 @@ def stop_on_signals(stop: Callable[[], None], enabled: bool) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
+def _retry_option(retry: object) -> RetryTopics | None:
+    """``retry=`` checked: a RetryTopics or None."""
+    if retry is None or isinstance(retry, RetryTopics):
+        return retry
+    hint = ""
+    if isinstance(retry, list | tuple):
+        hint = f": write retry=RetryTopics(delays={list(retry)!r})"
+    raise ConfigurationError(
+        f"retry: expected RetryTopics(...) or None, got {_v.kind_of(retry)}{hint}"
+    )
+
+
+def _dead_letter_option(dead_letter: object) -> DeadLetter | None:
+    """``dead_letter=`` checked: True means ``DeadLetter()`` (``<topic>-dlt``)."""
+    if dead_letter is None or isinstance(dead_letter, DeadLetter):
+        return dead_letter
+    if dead_letter is True:
+        return DeadLetter()
+    hint = ""
+    if isinstance(dead_letter, str):
+        hint = f": write dead_letter=DeadLetter(topic={dead_letter!r})"
+    elif dead_letter is False:
+        hint = ": leave it out (None) for no dead-letter topic without retry="
+    raise ConfigurationError(
+        "dead_letter: expected DeadLetter(...), True (for DeadLetter()) or None, got"
+        f" {_v.kind_of(dead_letter)}{hint}"
+    )
+
+
 def _check_in_place(retry: RetryTopics | None, config: Mapping[str, object]) -> None:
     """Raise ConfigurationError when in-place attempts could outlast
     ``max.poll.interval.ms`` (they run on the polling thread)."""
@@ -76,7 +106,7 @@ class ProcessorBase:
         handler: Handler | None = None,
         *,
         retry: RetryTopics | None = None,
-        dead_letter: DeadLetter | None = None,
+        dead_letter: DeadLetter | bool | None = None,
         filter: HeadersFilter | None = None,
         route_by: str | None = None,
         handlers: Mapping[str | bytes, Handler] | None = None,
@@ -89,15 +119,26 @@ class ProcessorBase:
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
     ) -> None:
+        _v.mapping("config", config)
+        _v.topics_list(topics)
+        _v.callable_or_none("handler", handler)
+        _v.callable_or_none("filter", filter)
+        _v.routes(route_by, handlers)
+        retry = _retry_option(retry)
+        dead_letter = _dead_letter_option(dead_letter)
+        _v.mapping("producer_config", producer_config, optional=True)
         for name, value in (
             ("commit_interval", commit_interval),
             ("poll_timeout", poll_timeout),
             ("shutdown_timeout", shutdown_timeout),
-            ("batch_size", batch_size),
         ):
-            if not isinstance(value, int | float) or not value > 0:
-                raise ConfigurationError(f"{name} must be a positive number, got {value!r}")
+            _v.number(name, value)
+        _v.number("batch_size", batch_size, integer=True)
+        _v.flag("handle_signals", handle_signals)
+        _v.provider("tracer_provider", tracer_provider, "get_tracer")
+        _v.provider("meter_provider", meter_provider, "get_meter")
         consumer_config, key_de, value_de = consumer_parts(config)
+        _v.consumer_settings(consumer_config)
         _check_in_place(retry, consumer_config)
         group = str(consumer_config["group.id"])
         self._core = Core(
@@ -115,6 +156,7 @@ class ProcessorBase:
         self._config = dict(config)
         self._consumer_config = consumer_config
         self._producer_config = _producer_config_for(config, producer_config)
+        _v.producer_settings(self._producer_config)
         self._observer = Observer(group, tracer_provider, meter_provider)
         self._offsets = Offsets()
         self._paused = Paused()
