@@ -131,7 +131,7 @@ def test_good_arguments_of_every_kind_are_taken(driver: str) -> None:
             "interceptor.classes": "interceptors.correlation.CorrelationIdInterceptor",
             "kheaders.correlation.header": "x-corr",
         },
-        retry=RetryTopics(delays=[3600], max_delay=7200, not_retryable=KeyError),
+        retry=RetryTopics(delays=[3600], max_delay=7200, not_retryable=KeyError),  # type: ignore[arg-type]
         dead_letter=DeadLetter(topic="all-dead"),
         filter=lambda headers: True,
         route_by="type",
@@ -146,10 +146,10 @@ def test_good_arguments_of_every_kind_are_taken(driver: str) -> None:
 
 
 RETRY_BAD: list[tuple[str, Callable[[], object], str]] = [
-    ("delays (str)", lambda: RetryTopics(delays="1,3"), r"delays: expected a list of seconds"),
-    ("delays (number)", lambda: RetryTopics(delays=5), r"delays: expected a list of seconds"),
+    ("delays (str)", lambda: RetryTopics(delays="1,3"), r"delays: expected a list of seconds"),  # type: ignore[arg-type]
+    ("delays (number)", lambda: RetryTopics(delays=5), r"delays: expected a list of seconds"),  # type: ignore[arg-type]
     ("delays (bool)", lambda: RetryTopics(delays=[True]), r"delays: each delay"),
-    ("delays (text)", lambda: RetryTopics(delays=["1"]), r"delays: each delay"),
+    ("delays (text)", lambda: RetryTopics(delays=["1"]), r"delays: each delay"),  # type: ignore[list-item]
     ("delays (negative)", lambda: RetryTopics(delays=[-1]), r"delays: each delay"),
     ("delays (nan)", lambda: RetryTopics(delays=[float("nan")]), r"delays: each delay"),
     (
@@ -159,22 +159,22 @@ RETRY_BAD: list[tuple[str, Callable[[], object], str]] = [
     ),
     ("max_delay", lambda: RetryTopics(max_delay=0), r"max_delay: expected a number > 0"),
     ("retry_suffix", lambda: RetryTopics(retry_suffix=""), r"retry_suffix: expected a non-emp"),
-    ("retry_suffix (bytes)", lambda: RetryTopics(retry_suffix=b"-r"), r"retry_suffix"),
+    ("retry_suffix (bytes)", lambda: RetryTopics(retry_suffix=b"-r"), r"retry_suffix"),  # type: ignore[arg-type]
     ("in_place", lambda: RetryTopics(in_place=-1), r"in_place: expected an int >= 0"),
-    ("in_place (float)", lambda: RetryTopics(in_place=2.5), r"in_place: expected an int"),
-    ("in_place_delay", lambda: RetryTopics(in_place_delay="0.2"), r"in_place_delay"),
+    ("in_place (float)", lambda: RetryTopics(in_place=2.5), r"in_place: expected an int"),  # type: ignore[arg-type]
+    ("in_place_delay", lambda: RetryTopics(in_place_delay="0.2"), r"in_place_delay"),  # type: ignore[arg-type]
     (
         "in_place_delay (milliseconds)",
         lambda: RetryTopics(in_place_delay=5000),
         r"in_place_delay: 5000 s is longer than max_delay",
     ),
-    ("not_retryable", lambda: RetryTopics(not_retryable=["KeyError"]), r"not_retryable"),
-    ("not_retryable (type)", lambda: RetryTopics(not_retryable=(int,)), r"not_retryable"),
-    ("create_topics", lambda: RetryTopics(create_topics="yes"), r"create_topics: expected True"),
-    ("suffix", lambda: DeadLetter(suffix=None), r"DeadLetter: suffix: expected a str"),
+    ("not_retryable", lambda: RetryTopics(not_retryable=["KeyError"]), r"not_retryable"),  # type: ignore[arg-type]
+    ("not_retryable (type)", lambda: RetryTopics(not_retryable=(int,)), r"not_retryable"),  # type: ignore[arg-type]
+    ("create_topics", lambda: RetryTopics(create_topics="yes"), r"create_topics: expected True"),  # type: ignore[arg-type]
+    ("suffix", lambda: DeadLetter(suffix=None), r"DeadLetter: suffix: expected a str"),  # type: ignore[arg-type]
     ("suffix (empty)", lambda: DeadLetter(suffix=""), r"DeadLetter: give a topic"),
     ("topic", lambda: DeadLetter(topic=""), r"DeadLetter: topic: expected a topic name"),
-    ("topic (bytes)", lambda: DeadLetter(topic=b"dlt"), r"DeadLetter: topic"),
+    ("topic (bytes)", lambda: DeadLetter(topic=b"dlt"), r"DeadLetter: topic"),  # type: ignore[arg-type]
     ("contract", lambda: DeadLetter(contract="avro"), r"DeadLetter: contract must be one of"),
 ]
 
