@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaError, Message
+from confluent_kafka import KafkaError, Message, TopicPartition
 
 from kheaders._errors import ConfigurationError, ProcessingError
 from kheaders.processing import _observe
@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 Handler = Callable[[Message], Any]
 Partition = tuple[str, int]
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+COMMITTED_TIMEOUT = 10.0
+"""Seconds to wait for the committed offsets of newly assigned partitions."""
 AGAIN_AFTER = 1.0
 """Seconds before a record whose failure could not be published is handled again."""
 
@@ -49,6 +51,11 @@ def stop_on_signals(stop: Callable[[], None], enabled: bool) -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+class Abandoned(Exception):  # noqa: N818 - not an error: a record left for the next run
+    """Raised inside a processor when ``stop()`` interrupts a record's in-place retries: the
+    record is neither settled nor republished, so the next run handles it again."""
 
 
 def _retry_option(retry: object) -> RetryTopics | None:
@@ -181,6 +188,17 @@ class ProcessorBase:
     def stopping(self) -> bool:
         """Whether ``stop()`` was called (or a signal arrived)."""
         return self._stop.is_set()
+
+    def _restore(self, committed: Sequence[TopicPartition]) -> None:
+        """Newly assigned partitions: what their last commit says was settled beyond it."""
+        for tp in committed:
+            if tp.error is None:
+                self._offsets.restore((tp.topic, tp.partition), tp.offset, tp.metadata)
+
+    def _done_before(self, tp: Partition, offset: int) -> bool:
+        """Whether a previous run settled this record (named in its commit's metadata)."""
+        offsets = self._offsets
+        return tp in offsets.restoring and offsets.arrived(tp, offset)
 
     def _no_handler(self, topic: str, partition: int, offset: int) -> ProcessingError:
         return ProcessingError(

@@ -12,7 +12,14 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 from kheaders._client.consumer import Consumer
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError, HeldFailuresError
-from kheaders.processing._base import Handler, Partition, ProcessorBase, stop_on_signals
+from kheaders.processing._base import (
+    COMMITTED_TIMEOUT,
+    Abandoned,
+    Handler,
+    Partition,
+    ProcessorBase,
+    stop_on_signals,
+)
 from kheaders.processing._core import Hop
 from kheaders.processing._observe import log
 
@@ -58,7 +65,10 @@ class Processor(ProcessorBase):
         consumer = self._consumer = Consumer(self._consumer_config)
         try:
             consumer.subscribe(
-                self._core.all_topics(), on_revoke=self._on_revoke, on_lost=self._on_lost
+                self._core.all_topics(),
+                on_assign=self._on_assign,
+                on_revoke=self._on_revoke,
+                on_lost=self._on_lost,
             )
             with stop_on_signals(self.stop, self.handle_signals):
                 self._loop(consumer, producer)
@@ -97,7 +107,7 @@ class Processor(ProcessorBase):
         batch (main-topic partitions are never paused: only retry topics wait)."""
         core = self._core
         settled = self._offsets.settled_now
-        fast = core.plain and not self._observer.refresh()
+        fast = core.plain and not self._observer.refresh() and not self._offsets.restoring
         retry_topics = core.retry_topics
         paused = self._paused
         handler = core.handler
@@ -129,9 +139,13 @@ class Processor(ProcessorBase):
 
     def _one(self, msg: Message, attempt: int | None = None) -> None:
         """One record through every rule: due time, filter, route, deserialize, handle."""
+        if self._stopping:
+            return  # a stopped processor starts nothing: read again by the next run
         core = self._core
         topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset() or 0
         tp = (topic, partition)
+        if self._done_before(tp, offset):
+            return
         due = core.due_ms(msg)
         if due is not None:
             self._hold(tp, offset, due)
@@ -153,6 +167,8 @@ class Processor(ProcessorBase):
                     self._call(handler, msg)
             else:
                 self._call(handler, msg)
+        except Abandoned:
+            return  # stopped between in-place attempts: neither settled nor republished
         except Exception as exc:
             self._failed(msg, exc, attempt, raw)
         else:
@@ -167,8 +183,10 @@ class Processor(ProcessorBase):
                 handler(msg)
                 return
             except Exception as exc:
-                if delay := self._in_place_delay(msg, exc, left):
-                    self._stop.wait(delay)
+                delay = self._in_place_delay(msg, exc, left)
+                stopped = self._stop.wait(delay) if delay else self._stopping
+                if stopped:
+                    raise Abandoned from exc
 
     def _hold(self, tp: Partition, offset: int, due_ms: int) -> None:
         """Pause ``tp`` and seek it back to ``offset``, read again once due."""
@@ -246,6 +264,12 @@ class Processor(ProcessorBase):
             log.warning("processing.commit_failed", error=str(exc))
             return
         self._offsets.committed(offsets)
+
+    def _on_assign(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        try:
+            self._restore(consumer.committed(partitions, timeout=COMMITTED_TIMEOUT))
+        except KafkaException as exc:  # nothing skipped: handled again, at least once
+            log.warning("processing.committed_unknown", error=str(exc))
 
     def _on_revoke(self, consumer: Any, partitions: list[TopicPartition]) -> None:
         revoked = {(tp.topic, tp.partition) for tp in partitions}
