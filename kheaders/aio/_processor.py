@@ -23,6 +23,7 @@ from kheaders.processing._base import (
     stop_on_signals,
 )
 from kheaders.processing._core import Hop
+from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
 from kheaders.processing._validate import number
 
@@ -87,6 +88,13 @@ class AIOProcessor(ProcessorBase):
         Raises ProcessingError for a failure with nowhere to go or a handler slower than
         ``max.poll.interval.ms``; KafkaException when the cluster cannot be reached at start.
         """
+        running = RUNNING.set(self)  # (this task's context: workers copy it)
+        try:
+            await self._run_all()
+        finally:
+            RUNNING.reset(running)
+
+    async def _run_all(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._woken = asyncio.Event()
         if self._stopping:
@@ -259,14 +267,21 @@ class AIOProcessor(ProcessorBase):
     async def _call(self, handler: Callable[[Message], Any], msg: Message) -> None:
         retry = self._core.retry
         quick = retry.in_place if retry is not None else 0
-        for left in range(quick, -1, -1):
-            try:
-                await handler(msg)
-                return
-            except Exception as exc:
-                delay = self._in_place_delay(msg, exc, left)
-                if await self._stopped_within(delay):
-                    raise Abandoned from exc
+        if not quick:
+            await handler(msg)
+            return
+        try:
+            for left in range(quick, -1, -1):
+                self._tries[id(msg)] = quick - left
+                try:
+                    await handler(msg)
+                    return
+                except Exception as exc:
+                    delay = self._in_place_delay(msg, exc, left)
+                    if await self._stopped_within(delay):
+                        raise Abandoned from exc
+        finally:
+            self._tries.pop(id(msg), None)
 
     async def _stopped_within(self, delay: float) -> bool:
         """Wait ``delay`` seconds unless ``stop()`` comes first; whether it came."""

@@ -175,6 +175,8 @@ class ProcessorBase:
         self.batch_size = batch_size
         self.shutdown_timeout = shutdown_timeout
         self.handle_signals = handle_signals
+        self._tries: dict[int, int] = {}
+        """``id(record)`` -> quick attempts in place made so far (only while some were)."""
         self._again: list[tuple[float, Message, tuple[object, object], int]] = []
         """Records whose failure could not be published: (when, record, raw, attempt),
         handled again then (they stay uncommitted meanwhile)."""
@@ -188,6 +190,10 @@ class ProcessorBase:
     def stopping(self) -> bool:
         """Whether ``stop()`` was called (or a signal arrived)."""
         return self._stop.is_set()
+
+    def _in_place_try(self, msg: Message) -> int:
+        """Quick attempts in place already made for ``msg`` (see ``delivery()``)."""
+        return self._tries.get(id(msg), 0) if self._tries else 0
 
     def _restore(self, committed: Sequence[TopicPartition]) -> None:
         """Newly assigned partitions: what their last commit says was settled beyond it."""

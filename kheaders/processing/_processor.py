@@ -21,6 +21,7 @@ from kheaders.processing._base import (
     stop_on_signals,
 )
 from kheaders.processing._core import Hop
+from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
 
 
@@ -70,8 +71,12 @@ class Processor(ProcessorBase):
                 on_revoke=self._on_revoke,
                 on_lost=self._on_lost,
             )
-            with stop_on_signals(self.stop, self.handle_signals):
-                self._loop(consumer, producer)
+            running = RUNNING.set(self)
+            try:
+                with stop_on_signals(self.stop, self.handle_signals):
+                    self._loop(consumer, producer)
+            finally:
+                RUNNING.reset(running)
         finally:
             self._shutdown(consumer, producer)
 
@@ -178,15 +183,22 @@ class Processor(ProcessorBase):
         """The handler, with the quick in-place attempts ``retry.in_place`` allows."""
         retry = self._core.retry
         quick = retry.in_place if retry is not None else 0
-        for left in range(quick, -1, -1):
-            try:
-                handler(msg)
-                return
-            except Exception as exc:
-                delay = self._in_place_delay(msg, exc, left)
-                stopped = self._stop.wait(delay) if delay else self._stopping
-                if stopped:
-                    raise Abandoned from exc
+        if not quick:
+            handler(msg)
+            return
+        try:
+            for left in range(quick, -1, -1):
+                self._tries[id(msg)] = quick - left
+                try:
+                    handler(msg)
+                    return
+                except Exception as exc:
+                    delay = self._in_place_delay(msg, exc, left)
+                    stopped = self._stop.wait(delay) if delay else self._stopping
+                    if stopped:
+                        raise Abandoned from exc
+        finally:
+            self._tries.pop(id(msg), None)
 
     def _hold(self, tp: Partition, offset: int, due_ms: int) -> None:
         """Pause ``tp`` and seek it back to ``offset``, read again once due."""
