@@ -310,14 +310,13 @@ class AIOProcessor(ProcessorBase):
             self._offsets.start(tp, offset)
         producer = self._producer
         assert producer is not None
-        ts_type, ts = msg.timestamp()
         try:
             delivery = await producer.produce(
                 hop.topic,
                 value=raw[1],
                 key=raw[0],
                 partition=hop.partition,
-                timestamp=ts if ts_type else 0,
+                timestamp=self._timestamp_for(msg),
                 headers=hop.headers,
             )
         except Exception as exc:  # refused before sending (a header limit, a size):

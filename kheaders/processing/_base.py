@@ -123,6 +123,7 @@ class ProcessorBase:
         batch_size: int = 500,
         shutdown_timeout: float = 10.0,
         handle_signals: bool = True,
+        keep_timestamps: bool = False,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
     ) -> None:
@@ -142,6 +143,7 @@ class ProcessorBase:
             _v.number(name, value)
         _v.number("batch_size", batch_size, integer=True)
         _v.flag("handle_signals", handle_signals)
+        _v.flag("keep_timestamps", keep_timestamps)
         _v.provider("tracer_provider", tracer_provider, "get_tracer")
         _v.provider("meter_provider", meter_provider, "get_meter")
         consumer_config, key_de, value_de = consumer_parts(config)
@@ -175,6 +177,7 @@ class ProcessorBase:
         self.batch_size = batch_size
         self.shutdown_timeout = shutdown_timeout
         self.handle_signals = handle_signals
+        self.keep_timestamps = keep_timestamps
         self._tries: dict[int, int] = {}
         """``id(record)`` -> quick attempts in place made so far (only while some were)."""
         self._again: list[tuple[float, Message, tuple[object, object], int]] = []
@@ -190,6 +193,15 @@ class ProcessorBase:
     def stopping(self) -> bool:
         """Whether ``stop()`` was called (or a signal arrived)."""
         return self._stop.is_set()
+
+    def _timestamp_for(self, msg: Message) -> int:
+        """The timestamp a retry or dead-letter record of ``msg`` is sent with: 0 (the
+        producer stamps the send time, as Spring does; the original travels in
+        ``kafka_original-timestamp``), or the original's with ``keep_timestamps``."""
+        if not self.keep_timestamps:
+            return 0
+        ts_type, ts = msg.timestamp()
+        return ts if ts_type else 0
 
     def _in_place_try(self, msg: Message) -> int:
         """Quick attempts in place already made for ``msg`` (see ``delivery()``)."""

@@ -46,8 +46,11 @@ class Processor(ProcessorBase):
     ``run()`` blocks until ``stop()`` (any thread) or, in the main thread, SIGTERM/SIGINT
     (``handle_signals=False`` to leave signals alone). Without ``retry`` and
     ``dead_letter``, a failure stops ``run()`` with ProcessingError (nothing committed past
-    the record). A handler that runs longer than ``max.poll.interval.ms`` is not hidden:
-    librdkafka leaves the group and ``run()`` raises ProcessingError.
+    the record). Retry and dead-letter records get their send time as timestamp, as
+    Spring's do (the original's is in ``kafka_original-timestamp``);
+    ``keep_timestamps=True`` sends them with the original's. A handler that runs longer
+    than ``max.poll.interval.ms`` is not hidden: librdkafka leaves the group and ``run()``
+    raises ProcessingError.
 
     Raises ConfigurationError for a bad option or setting (naming it).
     """
@@ -226,7 +229,6 @@ class Processor(ProcessorBase):
         raw = raw or (msg.key(), msg.value())
         producer = self._producer
         assert producer is not None
-        ts_type, ts = msg.timestamp()
         report = self._reporter(hop, msg, raw, attempt)
         while True:
             try:
@@ -235,7 +237,7 @@ class Processor(ProcessorBase):
                     value=raw[1],
                     key=raw[0],
                     partition=hop.partition,
-                    timestamp=ts if ts_type else 0,
+                    timestamp=self._timestamp_for(msg),
                     headers=hop.headers,
                     on_delivery=report,
                 )

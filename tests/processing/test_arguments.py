@@ -87,6 +87,7 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     ("batch_size (bool)", {"batch_size": True}, r"batch_size: expected an int > 0"),
     ("shutdown_timeout", {"shutdown_timeout": None}, r"shutdown_timeout: expected a number"),
     ("handle_signals", {"handle_signals": "no"}, r"handle_signals: expected True or False"),
+    ("keep_timestamps", {"keep_timestamps": 1}, r"keep_timestamps: expected True or False"),
     ("tracer_provider", {"tracer_provider": "otel"}, r"tracer_provider: expected an Open"),
     ("meter_provider", {"meter_provider": object()}, r"meter_provider: expected an Open"),
     (
@@ -142,6 +143,7 @@ def test_good_arguments_of_every_kind_are_taken(driver: str) -> None:
         batch_size=10,
         shutdown_timeout=3,
         handle_signals=False,
+        keep_timestamps=True,
     )
 
 
