@@ -17,7 +17,7 @@ from confluent_kafka import TopicPartition
 
 from kheaders.aio import AIOProcessor
 from kheaders.processing import Processor, RetryTopics
-from tests.processing.helpers import Running, config, produce, wait_for
+from tests.processing.helpers import Running, config, make, produce, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -118,11 +118,13 @@ def test_a_stop_between_in_place_attempts_makes_no_further_attempt(
     assert committed.offset < 1  # neither handled nor dead-lettered: the next run tries it
 
 
+@pytest.mark.parametrize("restart", ["sync", "async-4"])
 def test_a_restart_after_a_clean_stop_handles_again_nothing_handled(
-    bootstrap: str, topic_factory: Callable[..., str]
+    bootstrap: str, topic_factory: Callable[..., str], restart: str
 ) -> None:
     """One slow key holds up its worker and the records queued behind it; the other workers
-    handle records after them. After stop and restart, each record is handled once."""
+    handle records after them. After stop and restart (by either driver: both read the
+    commit's metadata), each record is handled once."""
     topic = topic_factory()
     if not _keeps_commit_metadata(bootstrap, topic):
         pytest.skip("this broker drops commit metadata (Tansu 0.6): see docs/processing.md")
@@ -151,10 +153,10 @@ def test_a_restart_after_a_clean_stop_handles_again_nothing_handled(
 
     again: list[int] = []
 
-    async def second(msg: Any) -> None:
+    def second(msg: Any) -> None:
         again.append(msg.offset())
 
-    running = Running(AIOProcessor(config(bootstrap, group), [topic], second, concurrency=4))
+    running = Running(make(restart, config(bootstrap, group), [topic], second))
     try:
         wait_for(
             lambda: len(set(first_run) | set(again)) == len(records),
