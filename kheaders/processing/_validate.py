@@ -106,8 +106,8 @@ def mapping(name: str, value: object, *, optional: bool = False) -> None:
     ``optional``)."""
     if value is None and optional:
         return
-    if not isinstance(value, Mapping):
-        raise ConfigurationError(f"{name}: expected a dict of settings, got {kind_of(value)}")
+    if not isinstance(value, Mapping):  # its type only: a settings string may hold a secret
+        raise ConfigurationError(f"{name}: expected a dict of settings, got {type(value).__name__}")
 
 
 def provider(name: str, value: object, method: str) -> None:
