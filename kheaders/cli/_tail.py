@@ -8,6 +8,7 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from confluent_kafka import (
@@ -19,6 +20,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from kheaders._client.reach import ErrorTrail, scrubbed, wait_for_metadata
 from kheaders._errors import ConfigurationError, DeserializationError, InvalidNameError
 from kheaders._model.keys import check_name
 from kheaders._model.received import message_headers
@@ -61,6 +63,17 @@ def register(subparsers: Any) -> None:
         help="stop after this long without a record (default: run until interrupted)",
     )
     parser.add_argument("--group", default=None, help="join this consumer group (subscribe)")
+    parser.add_argument(
+        "-X", dest="settings", action="append", type=_setting, default=[], metavar="KEY=VALUE",
+        help="a librdkafka consumer setting, e.g. security.protocol=SASL_SSL (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="librdkafka consumer settings, one KEY=VALUE a line (# comments): keeps a"
+        " password off the command line; -X settings win",
+    )
     parser.add_argument("--no-redact", action="store_true", help="show sensitive header values too")
     parser.add_argument(
         "--redact-key",
@@ -71,6 +84,32 @@ def register(subparsers: Any) -> None:
     )
     _protected.add_arguments(parser)
     parser.set_defaults(handler=run)
+
+
+def _setting(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError("expected KEY=VALUE")  # never echo: it may be a secret
+    return key.strip(), value
+
+
+def read_settings(path: str) -> dict[str, str]:
+    """The ``KEY=VALUE`` lines of ``path`` (blank lines and ``#`` comments skipped).
+
+    Raises ConfigurationError naming the file and line number (never the line: it may hold a
+    password), OSError when the file cannot be read.
+    """
+    settings: dict[str, str] = {}
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            key, sep, value = text.partition("=")
+            if not sep or not key.strip():
+                raise ConfigurationError(f"--config {path}: line {number} is not KEY=VALUE")
+            settings[key.strip()] = value.strip()
+    return settings
 
 
 def format_record(msg: Message, redactor: Redactor, check: _protected.Checker | None = None) -> str:
@@ -126,9 +165,11 @@ def run(args: argparse.Namespace) -> int:
     redactor = Redactor(extra=tuple(args.redact_key), enabled=not args.no_redact)
     try:
         check = _protected.checker(args)
-    except ConfigurationError as exc:
+        settings = read_settings(args.config) if args.config else {}
+    except (ConfigurationError, OSError) as exc:
         print(f"kheaders tail: {printable(str(exc))}", file=sys.stderr)
         return 2
+    settings.update(args.settings)
     try:
         return tail(
             bootstrap,
@@ -140,7 +181,11 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             group=args.group,
             check=check,
+            settings=settings,
         )
+    except ConfigurationError as exc:  # a setting kheaders' Consumer refused (named, no value)
+        print(f"kheaders tail: {printable(str(exc))}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 0
     except BrokenPipeError:  # `kheaders tail ... | head`
@@ -158,11 +203,19 @@ def tail(
     timeout: float | None = None,
     group: str | None = None,
     check: _protected.Checker | None = None,
+    settings: Mapping[str, object] | None = None,
 ) -> int:
-    """Print ``topic``'s records to ``out`` until ``limit`` records or ``timeout`` idle seconds."""
+    """Print ``topic``'s records to ``out`` until ``limit`` records or ``timeout`` idle seconds.
+
+    ``settings`` are librdkafka consumer settings (``security.protocol``, ``ssl.*``,
+    ``sasl.*``, ...); ``bootstrap`` and the settings tail needs win over them. A cluster that
+    does not answer is reported with ``bootstrap`` and its cause (a refused password, an
+    unverified certificate), never a secret.
+    """
     from kheaders._client.consumer import Consumer
 
     config: dict[str, object] = {
+        **(settings or {}),
         "bootstrap.servers": bootstrap,
         "group.id": group or f"kheaders-tail-{uuid.uuid4().hex[:8]}",
         "enable.auto.commit": group is not None,
@@ -170,10 +223,10 @@ def tail(
     }
     if group is not None:
         config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
-    errors: list[KafkaError] = []
+    errors = ErrorTrail()
     # librdkafka's own log lines (one per failed connection attempt) would bury the output:
-    # its errors come to error_cb instead, and the last one is reported once
-    config.update({"log_level": 0, "error_cb": errors.append})
+    # its errors come to error_cb instead, and the most telling one is reported once
+    config.update({"log_level": 0, "error_cb": errors})
     consumer = Consumer(config)
     try:
         if group is not None:
@@ -181,13 +234,11 @@ def tail(
         else:
             wait = 10.0 if timeout is None else max(min(timeout, 10.0), 0.1)
             try:
-                meta = consumer.list_topics(topic, timeout=wait).topics.get(topic)
+                meta = wait_for_metadata(consumer, errors, wait, topic).topics.get(topic)
             except KafkaException as exc:
-                reason = _reason(errors[-1] if errors else exc.args[0])
-                print(
-                    f"kheaders tail: cannot read topic {topic!r} from {bootstrap}: {reason}",
-                    file=sys.stderr,
-                )
+                reason = errors.cause() or _reason(exc.args[0])
+                text = f"cannot read topic {topic!r} from {bootstrap}: {reason}"
+                print(f"kheaders tail: {scrubbed(text, config)}", file=sys.stderr)
                 return 2
             if meta is None or meta.error is not None or not meta.partitions:
                 print(f"kheaders tail: topic {topic!r} not found", file=sys.stderr)
@@ -212,11 +263,11 @@ def tail(
             last = time.monotonic()
             print(format_record(msg, redactor, check), file=out, flush=True)
             printed += 1
-        if not printed and errors:
-            print(
-                f"kheaders tail: no record; last broker error: {_reason(errors[-1])}",
-                file=sys.stderr,
-            )
+        if not printed and errors.errors:
+            consumer.poll(0)
+            reason = errors.cause() or _reason(errors.errors[-1])
+            text = f"no record; last broker error: {reason}"
+            print(f"kheaders tail: {scrubbed(text, config)}", file=sys.stderr)
     finally:
         consumer.close()
     return 0

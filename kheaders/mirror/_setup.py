@@ -11,10 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
-
-from kheaders._errors import BrokerUnavailableError, ConfigurationError
+from kheaders._client.reach import cluster_metadata
+from kheaders._errors import ConfigurationError
 from kheaders.mirror._provenance import check_cluster_id
 from kheaders.mirror._routes import SAME_TOPIC, RoutingTable
 
@@ -33,14 +31,9 @@ def client_config(cluster: ClusterConfig) -> dict[str, Any]:
 
 
 def metadata(config: Mapping[str, Any], what: str, timeout: float) -> Any:
-    """The cluster's metadata. Raises BrokerUnavailableError naming ``what`` (source/target)."""
-    admin = AdminClient(dict(config))
-    try:
-        return admin.list_topics(timeout=timeout)
-    except KafkaException as exc:
-        raise BrokerUnavailableError(
-            f"{what} cluster {config.get('bootstrap.servers')!r} did not answer: {exc}"
-        ) from exc
+    """The cluster's metadata. Raises BrokerUnavailableError naming ``what`` (source/target),
+    the bootstrap servers and the cause (a refused password, an unverified certificate)."""
+    return cluster_metadata(config, f"{what} cluster", timeout)
 
 
 def _visible(meta: Any) -> dict[str, int]:

@@ -11,6 +11,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from kheaders._client.config import KEY_DESERIALIZER, VALUE_DESERIALIZER, resolve
+from kheaders._client.reach import cluster_metadata
 from kheaders._errors import ConfigurationError
 from kheaders.processing._observe import log
 
@@ -86,12 +87,13 @@ def prepare_topics(
     """Partition counts of every main topic and target; missing targets created (when
     ``create``) with their main topic's partition count.
 
-    Raises KafkaException when the cluster cannot be reached; a target that cannot be
-    created is logged and left to the broker's auto-creation.
+    Raises BrokerUnavailableError naming the bootstrap servers and the cause (a refused
+    password, an unverified certificate) when the cluster cannot be reached; a target that
+    cannot be created is logged and left to the broker's auto-creation.
     """
-    admin = AdminClient(connection_config(config))  # type: ignore[arg-type]
+    connection = connection_config(config)
     names = [*targets, *(t for ts in targets.values() for t in ts)]
-    counts = _counts(admin, names, timeout)
+    counts = _present(cluster_metadata(connection, "the processor's cluster", timeout), names)
     missing = [
         NewTopic(t, num_partitions=counts.get(main, 1), replication_factor=-1)
         for main, ts in targets.items()
@@ -99,6 +101,7 @@ def prepare_topics(
         if t not in counts
     ]
     if create and missing:
+        admin = AdminClient(connection)  # type: ignore[arg-type]
         futures = admin.create_topics(missing, operation_timeout=timeout)
         for name, future in futures.items():
             try:
@@ -117,7 +120,10 @@ def prepare_topics(
 
 
 def _counts(admin: AdminClient, names: Iterable[str], timeout: float) -> dict[str, int]:
-    meta: Any = admin.list_topics(timeout=timeout)
+    return _present(admin.list_topics(timeout=timeout), names)
+
+
+def _present(meta: Any, names: Iterable[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for name in names:
         topic = meta.topics.get(name)
