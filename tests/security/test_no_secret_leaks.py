@@ -81,7 +81,8 @@ def test_producer_and_consumer(
         capture.add(*(repr(i) for i in consumer.interceptors.interceptors))
         consumer.close()
         producer.close()
-    assert msg is not None and msg.error() is None
+    assert msg is not None
+    assert msg.error() is None
     _assert_no_secret(capture)
 
 
@@ -91,7 +92,8 @@ def test_aio_producer_and_consumer(
     async def main(capture: Capture) -> Any:
         config = {**secured("scram"), **capture.client_logging()}
         async with AIOProducer({**config, "interceptor.classes": _producing(capture)}) as p:
-            assert (await (await p.produce(secure_topic, b"v", headers={"h": b"1"}))).error() is None
+            delivery = await p.produce(secure_topic, b"v", headers={"h": b"1"})
+            assert (await delivery).error() is None
             capture.add(repr(p))
         consumer = AIOConsumer(
             {**config, "group.id": "leaks-aio", "interceptor.classes": _consuming(capture)}

@@ -10,15 +10,15 @@ import pytest
 
 pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
 
-from pyspark.sql import SparkSession  # noqa: E402
-from pyspark.sql.types import StringType, StructField, StructType  # noqa: E402
+from pyspark.sql import SparkSession
+from pyspark.sql.types import StringType, StructField, StructType
 
-from kheaders import BrokerUnavailableError  # noqa: E402
-from kheaders.spark import HEADERS_TYPE, register  # noqa: E402
-from kheaders.spark._offsets import OffsetReader  # noqa: E402
-from kheaders.spark._options import sink_options, source_options  # noqa: E402
-from tests.spark.conftest import spark  # noqa: E402,F401 - the suite's one SparkSession
-from tests.support.security import PASSWORD  # noqa: E402
+from kheaders import BrokerUnavailableError
+from kheaders.spark import HEADERS_TYPE, register
+from kheaders.spark._offsets import OffsetReader
+from kheaders.spark._options import sink_options, source_options
+from tests.spark.conftest import spark  # noqa: F401 - the suite's one SparkSession
+from tests.support.security import PASSWORD
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -36,7 +36,9 @@ def _options(settings: dict[str, object]) -> dict[str, str]:
 
 
 def test_sink_writes_and_source_reads_headers_over_sasl_scram(
-    spark: SparkSession, secured: Callable[[str], dict[str, object]], secure_topic: str
+    spark: SparkSession,  # noqa: F811 - the fixture imported above
+    secured: Callable[[str], dict[str, object]],
+    secure_topic: str,
 ) -> None:
     register(spark)
     options = _options(secured("scram"))
@@ -84,5 +86,6 @@ def test_a_refused_password_is_named_with_the_bootstrap_servers(
     message = str(caught.value)
     assert f"'{settings['bootstrap.servers']}'" in message
     assert "SASL authentication error" in message
-    assert wrong not in message and PASSWORD not in message
+    assert wrong not in message
+    assert PASSWORD not in message
     assert time.monotonic() - started < 30  # the 3 s bound, not the 30 s default
