@@ -186,6 +186,10 @@ def run(args: argparse.Namespace) -> int:
     except ConfigurationError as exc:  # a setting kheaders' Consumer refused (named, no value)
         print(f"kheaders tail: {printable(str(exc))}", file=sys.stderr)
         return 2
+    except KafkaException as exc:  # a setting librdkafka refused (its text quotes the value)
+        reason = scrubbed(_reason(exc.args[0] if exc.args else exc), settings)
+        print(f"kheaders tail: {printable(reason)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 0
     except BrokenPipeError:  # `kheaders tail ... | head`
