@@ -3,14 +3,17 @@ naming the bootstrap servers and the cause, and never shows the password it was 
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 from confluent_kafka import KafkaError
 
 from kheaders import BrokerUnavailableError, Consumer, Producer
+from kheaders.aio import AIOProcessor
 from kheaders.cli import main as cli_main
 from kheaders.mirror import Mirror
 from kheaders.processing import Processor
@@ -104,6 +107,22 @@ def test_processor_run_names_the_cluster_and_its_refused_password(
     )
     with pytest.raises(BrokerUnavailableError) as caught:
         processor.run()
+    _assert_clear(str(caught.value), settings["bootstrap.servers"], REFUSED_LOGIN)
+
+
+def test_aio_processor_run_names_the_cluster_and_its_refused_password(
+    secured: Callable[[str], dict[str, object]],
+) -> None:
+    settings = _wrong_password(secured("plain"))
+
+    async def handle(msg: Any) -> None:
+        pass
+
+    processor = AIOProcessor(
+        {**settings, "group.id": "refused"}, ["orders"], handle, handle_signals=False
+    )
+    with pytest.raises(BrokerUnavailableError) as caught:
+        asyncio.run(processor.run())
     _assert_clear(str(caught.value), settings["bootstrap.servers"], REFUSED_LOGIN)
 
 
