@@ -3,14 +3,14 @@ that did not verify), quoted with the bootstrap servers, never a secret.
 
 librdkafka answers a failed metadata request with "Broker transport failure" and reports the
 cause (``_AUTHENTICATION``, ``_SSL``, connection refused) only to ``error_cb``, which runs from
-``poll()``. :func:`cluster_metadata` asks for metadata with its own error trail and, when no
+``poll()``. :func:`cluster_metadata` asks for metadata collecting those errors and, when no
 broker answers, raises BrokerUnavailableError quoting the most telling error.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
@@ -45,52 +45,54 @@ def scrubbed(text: str, config: Mapping[str, object]) -> str:
     return text
 
 
-class ErrorTrail:
-    """An ``error_cb`` that keeps a client's errors and passes each to ``user`` (if given)."""
+def refused(errors: Sequence[KafkaError]) -> bool:
+    """Whether the cluster refused the client (authentication or TLS handshake failed)."""
+    return any(err.code() in _TELLING for err in errors)
 
-    __slots__ = ("errors", "user")
 
-    def __init__(self, user: Callable[[KafkaError], object] | None = None) -> None:
-        self.errors: list[KafkaError] = []
-        self.user = user
+def cause_of(errors: Sequence[KafkaError]) -> KafkaError | None:
+    """The most telling of a client's errors: the last authentication or TLS error, else the
+    last one that says more than "brokers are down", else None."""
+    for err in reversed(errors):
+        if err.code() in _TELLING:
+            return err
+    for err in reversed(errors):
+        if err.code() not in _QUIET:
+            return err
+    return None
 
-    def __call__(self, err: KafkaError) -> None:
-        self.errors.append(err)
-        if self.user is not None:
-            self.user(err)
 
-    def refused(self) -> bool:
-        """Whether the cluster refused the client (authentication or TLS handshake failed)."""
-        return any(err.code() in _TELLING for err in self.errors)
+def collector(errors: list[KafkaError], user: object = None) -> Callable[[KafkaError], None]:
+    """An ``error_cb`` appending to ``errors``, then calling ``user`` (a config's own
+    ``error_cb``) when it is callable."""
+    passed: Callable[[KafkaError], object] | None = user if callable(user) else None
 
-    def cause(self) -> str | None:
-        """The last authentication or TLS error, else the last error that says more than
-        "brokers are down", else None."""
-        for wanted in (_TELLING, None):
-            for err in reversed(self.errors):
-                code = err.code()
-                if (wanted is None and code not in _QUIET) or (wanted and code in wanted):
-                    return str(err.str())
-        return None
+    def error_cb(err: KafkaError) -> None:
+        errors.append(err)
+        if passed is not None:
+            passed(err)
+
+    return error_cb
 
 
 def unreachable(
-    what: str, config: Mapping[str, object], exc: KafkaException, cause: str | None
+    what: str, config: Mapping[str, object], exc: KafkaException, errors: Sequence[KafkaError]
 ) -> BrokerUnavailableError:
     """The error for a cluster that did not answer: ``what`` (e.g. ``"source cluster"``),
-    its bootstrap servers and the cause (``cause``, else ``exc``'s text), secrets scrubbed."""
-    err = exc.args[0] if exc.args else exc
-    reason = cause or (err.str() if isinstance(err, KafkaError) else str(err))
+    its bootstrap servers and the cause (:func:`cause_of` ``errors``, else ``exc``'s text),
+    secrets scrubbed."""
+    err = cause_of(errors) or (exc.args[0] if exc.args else exc)
+    reason = err.str() if isinstance(err, KafkaError) else str(err)
     bootstrap = config.get("bootstrap.servers")
     return BrokerUnavailableError(
-        scrubbed(f"{what} at bootstrap servers {bootstrap!r} did not answer: {reason}", config)
+        scrubbed(f"{what} {bootstrap!r} did not answer: {reason}", config)
     )
 
 
 def wait_for_metadata(
-    client: Any, trail: ErrorTrail, timeout: float, topic: str | None = None
+    client: Any, errors: Sequence[KafkaError], timeout: float, topic: str | None = None
 ) -> Any:
-    """``client.list_topics(topic)`` (a client whose ``error_cb`` is ``trail``), asked in
+    """``client.list_topics(topic)`` (a client whose ``error_cb`` collects ``errors``), asked in
     growing slices for up to ``timeout`` seconds, so a slow broker still answers.
 
     A refused login or a certificate that did not verify ends the wait at once, as Java's
@@ -105,7 +107,7 @@ def wait_for_metadata(
             return client.list_topics(topic, timeout=max(min(wait, left), 0.01))
         except KafkaException:
             client.poll(0)  # serves the errors librdkafka queued for error_cb
-            if trail.refused() or time.monotonic() >= deadline:
+            if refused(errors) or time.monotonic() >= deadline:
                 raise
         wait *= 2
 
@@ -122,11 +124,10 @@ def cluster_metadata(
     """
     from confluent_kafka.admin import AdminClient
 
-    user = config.get("error_cb")
-    trail = ErrorTrail(user if callable(user) else None)
-    settings: dict[str, Any] = {**config, "error_cb": trail}
+    errors: list[KafkaError] = []
+    settings: dict[str, Any] = {**config, "error_cb": collector(errors, config.get("error_cb"))}
     admin = AdminClient(settings)
     try:
-        return wait_for_metadata(admin, trail, timeout, topic)
+        return wait_for_metadata(admin, errors, timeout, topic)
     except KafkaException as exc:
-        raise unreachable(what, config, exc, trail.cause()) from exc
+        raise unreachable(what, config, exc, errors) from exc
