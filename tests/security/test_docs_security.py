@@ -71,7 +71,7 @@ def test_docs_security_examples(
     with contextlib.redirect_stdout(out):
         exec(local(refused), namespace)
     printed = out.getvalue()
-    assert printed.startswith(f"source cluster at bootstrap servers '{address}' did not answer:")
+    assert printed.startswith(f"source cluster '{address}' did not answer: ")
     assert "SASL authentication error" in printed
     assert "not-it" not in printed
 
