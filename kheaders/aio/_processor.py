@@ -86,7 +86,8 @@ class AIOProcessor(ProcessorBase):
         """Process until stopped; commit what was handled; close the clients.
 
         Raises ProcessingError for a failure with nowhere to go or a handler slower than
-        ``max.poll.interval.ms``; KafkaException when the cluster cannot be reached at start.
+        ``max.poll.interval.ms``; BrokerUnavailableError (naming the bootstrap servers and the
+        cause) when the cluster cannot be reached at start.
         """
         running = RUNNING.set(self)  # (this task's context: workers copy it)
         try:

@@ -14,6 +14,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError
 
+from kheaders._client.reach import cause_of
 from kheaders._model.redact import printable
 
 
@@ -41,9 +42,10 @@ def reason(err: object) -> str:
 
 
 def unreachable(doing: str, bootstrap: str, exc: BaseException, errors: list[KafkaError]) -> str:
-    """What could not be done, where, and why (the client's last error, else the
-    exception's own text), escaped: ``cannot list topics from HOST:PORT: CAUSE``."""
-    cause = reason(errors[-1] if errors else exc)
+    """What could not be done, where, and why (the client's most telling error: a refused
+    login or certificate, else its last one but "brokers are down"; else the exception's own
+    text), escaped: ``cannot list topics from HOST:PORT: CAUSE``."""
+    cause = reason(cause_of(errors) or exc)
     return f"cannot {doing} from {printable(bootstrap)}: {printable(cause)}"
 
 

@@ -9,6 +9,7 @@ import re
 import sys
 import time
 import uuid
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from confluent_kafka import (
@@ -20,6 +21,7 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from kheaders._client.reach import cause_of, scrubbed, wait_for_metadata
 from kheaders._errors import ConfigurationError, DeserializationError, InvalidNameError
 from kheaders._model.keys import check_name
 from kheaders._model.received import message_headers
@@ -70,6 +72,17 @@ def register(subparsers: Any) -> None:
         help="stop after this long without a record (default: run until interrupted)",
     )
     parser.add_argument("--group", default=None, help="join this consumer group (subscribe)")
+    parser.add_argument(
+        "-X", dest="settings", action="append", type=_setting, default=[], metavar="KEY=VALUE",
+        help="a librdkafka consumer setting, e.g. security.protocol=SASL_SSL (repeatable)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="librdkafka consumer settings, one KEY=VALUE a line (# comments): keeps a"
+        " password off the command line; -X settings win",
+    )
     parser.add_argument("--no-redact", action="store_true", help="show sensitive header values too")
     parser.add_argument(
         "--redact-key",
@@ -80,6 +93,32 @@ def register(subparsers: Any) -> None:
     )
     _protected.add_arguments(parser)
     parser.set_defaults(handler=run)
+
+
+def _setting(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError("expected KEY=VALUE")  # never echo: it may be a secret
+    return key.strip(), value
+
+
+def read_settings(path: str) -> dict[str, str]:
+    """The ``KEY=VALUE`` lines of ``path`` (blank lines and ``#`` comments skipped).
+
+    Raises ConfigurationError naming the file and line number (never the line: it may hold a
+    password), OSError when the file cannot be read.
+    """
+    settings: dict[str, str] = {}
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, 1):
+            text = line.strip()
+            if not text or text.startswith("#"):
+                continue
+            key, sep, value = text.partition("=")
+            if not sep or not key.strip():
+                raise ConfigurationError(f"--config {path}: line {number} is not KEY=VALUE")
+            settings[key.strip()] = value.strip()
+    return settings
 
 
 def format_record(msg: Message, redactor: Redactor, check: _protected.Checker | None = None) -> str:
@@ -157,9 +196,11 @@ def run(args: argparse.Namespace) -> int:
     redactor = Redactor(extra=tuple(args.redact_key), enabled=not args.no_redact)
     try:
         check = _protected.checker(args)
-    except ConfigurationError as exc:
+        settings = read_settings(args.config) if args.config else {}
+    except (ConfigurationError, OSError) as exc:
         print(f"kheaders tail: {printable(str(exc))}", file=sys.stderr)
         return 2
+    settings.update(args.settings)
     try:
         return tail(
             bootstrap,
@@ -171,7 +212,14 @@ def run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             group=args.group,
             check=check,
+            settings=settings,
         )
+    except ConfigurationError as exc:  # a setting kheaders' Consumer refused (named, no value)
+        print(f"kheaders tail: {printable(str(exc))}", file=sys.stderr)
+        return 2
+    except KafkaException as exc:  # a setting librdkafka refused (its text quotes the value)
+        print(f"kheaders tail: {printable(scrubbed(reason(exc), settings))}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 0
     except BrokenPipeError:  # `kheaders tail ... | head`
@@ -189,11 +237,19 @@ def tail(
     timeout: float | None = None,
     group: str | None = None,
     check: _protected.Checker | None = None,
+    settings: Mapping[str, object] | None = None,
 ) -> int:
-    """Print ``topic``'s records to ``out`` until ``limit`` records or ``timeout`` idle seconds."""
+    """Print ``topic``'s records to ``out`` until ``limit`` records or ``timeout`` idle seconds.
+
+    ``settings`` are librdkafka consumer settings (``security.protocol``, ``ssl.*``,
+    ``sasl.*``, ...); ``bootstrap`` and the settings tail needs win over them. A cluster that
+    does not answer is reported with ``bootstrap`` and its cause (a refused password, an
+    unverified certificate), never a secret.
+    """
     from kheaders._client.consumer import Consumer
 
     config: dict[str, object] = {
+        **(settings or {}),
         "bootstrap.servers": bootstrap,
         "group.id": group or f"kheaders-tail-{uuid.uuid4().hex[:8]}",
         "enable.auto.commit": group is not None,
@@ -203,7 +259,7 @@ def tail(
         config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
     errors: list[KafkaError] = []
     # librdkafka's own log lines (one per failed connection attempt) would bury the output:
-    # its errors come to error_cb instead, and the last one is reported once
+    # its errors come to error_cb instead, and the most telling one is reported once
     consumer = Consumer(quiet(config, errors))
     try:
         if group is not None:
@@ -211,10 +267,10 @@ def tail(
         else:
             wait = 10.0 if timeout is None else max(min(timeout, 10.0), 0.1)
             try:
-                meta = consumer.list_topics(topic, timeout=wait).topics.get(topic)
+                meta = wait_for_metadata(consumer, errors, wait, topic).topics.get(topic)
             except KafkaException as exc:
                 line = cannot("tail", f"read topic {topic!r}", bootstrap, exc, errors)
-                print(line, file=sys.stderr)
+                print(scrubbed(line, config), file=sys.stderr)
                 return 2
             if meta is None or meta.error is not None or not meta.partitions:
                 print(f"kheaders tail: topic {topic!r} not found", file=sys.stderr)
@@ -240,10 +296,9 @@ def tail(
             print(format_record(msg, redactor, check), file=out, flush=True)
             printed += 1
         if not printed and errors:
-            print(
-                f"kheaders tail: no record; last broker error: {printable(reason(errors[-1]))}",
-                file=sys.stderr,
-            )
+            cause = printable(reason(cause_of(errors) or errors[-1]))
+            line = f"kheaders tail: no record; last broker error: {cause}"
+            print(scrubbed(line, config), file=sys.stderr)
     finally:
         consumer.close()
     return 0

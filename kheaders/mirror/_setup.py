@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
 
+from kheaders._client.reach import cluster_metadata
 from kheaders._errors import BrokerUnavailableError, ConfigurationError
 from kheaders._log import get_logger
 from kheaders.mirror._provenance import check_cluster_id
@@ -37,18 +37,9 @@ def client_config(cluster: ClusterConfig) -> dict[str, Any]:
 
 def metadata(config: Mapping[str, Any], what: str, timeout: float) -> Any:
     """The cluster's metadata. Raises BrokerUnavailableError naming ``what`` (source/target),
-    its bootstrap servers and librdkafka's reason (its per-attempt log lines kept off stderr)."""
-    errors: list[Any] = []
-    quiet: dict[str, Any] = {"log_level": 0, "error_cb": errors.append, **config}
-    admin = AdminClient(quiet)
-    try:
-        return admin.list_topics(timeout=timeout)
-    except KafkaException as exc:
-        err = errors[-1] if errors else exc.args[0]
-        reason = err.str() if hasattr(err, "str") else str(err)
-        raise BrokerUnavailableError(
-            f"{what} cluster {config.get('bootstrap.servers')!r} did not answer: {reason}"
-        ) from exc
+    its bootstrap servers and the cause (a refused password, an unverified certificate, else
+    librdkafka's reason); its per-attempt log lines are kept off stderr."""
+    return cluster_metadata({"log_level": 0, **config}, f"{what} cluster", timeout)
 
 
 def _visible(meta: Any) -> dict[str, int]:
@@ -217,5 +208,5 @@ def _create(  # noqa: PLR0917 - both clusters' halves
     wanted = {t: [d] for t, d in dead_letter.items() if d in to_source}
     try:
         prepare_topics(source, wanted, create=True, timeout=timeout)
-    except KafkaException as exc:
+    except (KafkaException, BrokerUnavailableError) as exc:
         _log.warning("mirror.topic_not_created", topic=",".join(to_source), error=str(exc))

@@ -62,7 +62,8 @@ class Processor(ProcessorBase):
         """Process until stopped; commit what was handled; close the clients.
 
         Raises ProcessingError for a failure with nowhere to go or a handler slower than
-        ``max.poll.interval.ms``; KafkaException when the cluster cannot be reached at start.
+        ``max.poll.interval.ms``; BrokerUnavailableError (naming the bootstrap servers and the
+        cause) when the cluster cannot be reached at start.
         """
         self._prepare_topics()
         producer = self._producer = Producer(self._producer_config)

@@ -12,6 +12,7 @@ from confluent_kafka.cimpl import NewTopic
 
 from kheaders._client.admin import admin_client
 from kheaders._client.config import KEY_DESERIALIZER, VALUE_DESERIALIZER, resolve
+from kheaders._client.reach import cluster_metadata
 from kheaders._errors import ConfigurationError
 from kheaders.processing._observe import log
 
@@ -87,19 +88,21 @@ def prepare_topics(
     """Partition counts of every main topic and target; missing targets created (when
     ``create``) with their main topic's partition count.
 
-    Raises KafkaException when the cluster cannot be reached; a target that cannot be
-    created is logged and left to the broker's auto-creation.
+    Raises BrokerUnavailableError naming the bootstrap servers and the cause (a refused
+    password, an unverified certificate) when the cluster cannot be reached; a target that
+    cannot be created is logged and left to the broker's auto-creation.
     """
-    with admin_client(connection_config(config)) as admin:
-        names = [*targets, *(t for ts in targets.values() for t in ts)]
-        counts = _counts(admin, names, timeout)
-        missing = [
-            NewTopic(t, num_partitions=counts.get(main, 1), replication_factor=-1)
-            for main, ts in targets.items()
-            for t in ts
-            if t not in counts
-        ]
-        if create and missing:
+    connection = connection_config(config)
+    names = [*targets, *(t for ts in targets.values() for t in ts)]
+    counts = _present(cluster_metadata(connection, "the processor's cluster", timeout), names)
+    missing = [
+        NewTopic(t, num_partitions=counts.get(main, 1), replication_factor=-1)
+        for main, ts in targets.items()
+        for t in ts
+        if t not in counts
+    ]
+    if create and missing:
+        with admin_client(connection) as admin:
             futures = admin.create_topics(missing, operation_timeout=timeout)
             for name, future in futures.items():
                 try:
@@ -114,11 +117,14 @@ def prepare_topics(
                 if all(t in counts for t in wanted) or time.monotonic() > deadline:
                     break
                 time.sleep(0.05)
-        return counts
+    return counts
 
 
 def _counts(admin: AdminClient, names: Iterable[str], timeout: float) -> dict[str, int]:
-    meta: Any = admin.list_topics(timeout=timeout)
+    return _present(admin.list_topics(timeout=timeout), names)
+
+
+def _present(meta: Any, names: Iterable[str]) -> dict[str, int]:
     out: dict[str, int] = {}
     for name in names:
         topic = meta.topics.get(name)

@@ -12,6 +12,7 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from pyspark.sql.datasource import InputPartition
 
+from kheaders._client.reach import scrubbed
 from kheaders._errors import BrokerUnavailableError, ConfigurationError
 from kheaders.spark._clientlog import ClientLog, client_conf
 from kheaders.spark._errors import DataLossError, TopicNotFoundError
@@ -100,11 +101,12 @@ class OffsetReader:
         if self._consumer is not None:
             self._consumer.poll(0)  # serves librdkafka's queued log lines to the ClientLog
         last = self._clientlog.last_error
-        return BrokerUnavailableError(
+        text = (
             f"Kafka at bootstrap servers '{self._options.conf.get('bootstrap.servers')}' did not "
             f"answer {doing} within {self._options.api_timeout_ms} ms (option "
             f"'kafka.{API_TIMEOUT}'): {err.str()}" + (f"; client log: {last}" if last else "")
         )
+        return BrokerUnavailableError(scrubbed(text, self._options.conf))
 
     def _metadata(self) -> object:
         try:

@@ -204,9 +204,10 @@ def _integer(options: Mapping[str, str], name: str, minimum: int, what: str) -> 
 
 @dataclass(frozen=True)
 class SourceOptions:
-    """The parsed read options (picklable: they travel to the executors)."""
+    """The parsed read options (picklable: they travel to the executors). The librdkafka
+    settings stay out of the repr: they may hold ``sasl.password``."""
 
-    conf: dict[str, str]
+    conf: dict[str, str] = field(repr=False)
     subscription: tuple[str, str]  # (kind, value): subscribe | subscribePattern | assign
     starting: OffsetSpec
     ending: OffsetSpec
@@ -320,9 +321,10 @@ _TEXT_OR_BYTES = (StringType(), BinaryType())
 
 @dataclass(frozen=True)
 class SinkOptions:
-    """The parsed write options (picklable: they travel to the executors)."""
+    """The parsed write options (picklable: they travel to the executors). The librdkafka
+    settings stay out of the repr: they may hold ``sasl.password``."""
 
-    conf: dict[str, str]
+    conf: dict[str, str] = field(repr=False)
     topic: str | None
     columns: tuple[str, ...]
     flush_timeout_s: float

@@ -288,6 +288,7 @@ assert sent.headers().last_value("correlation.id") == correlation.encode()
     "docs/mirror.md": [Elsewhere("tests/mirror/test_docs_mirror.py")] * 3
     + [Elsewhere("tests/mirror/test_spark_mirror.py")] * 2,
     "docs/protect.md": [Elsewhere("tests/protect/test_protect_docs.py")] * 4,
+    "docs/security.md": [Elsewhere("tests/security/test_docs_security.py")] * 3,
     "docs/serde.md": [
         Elsewhere("tests/serde/test_serde.py"),
         Elsewhere("tests/serde/test_serde.py"),
