@@ -15,6 +15,7 @@ public final class Main {
         switch (args[0]) {
             case "exchange" -> Exchange.run(rest);
             case "hooks" -> Hooks.run(rest);
+            case "spring-retry" -> SpringRetry.run(rest);
             default -> {
                 System.err.println("unknown command: " + args[0]);
                 System.exit(2);
