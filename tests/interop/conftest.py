@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from tests.interop.jvm import REQUIRE_ENV, Jvm, build, jvm_required, missing_tools
+from tests.interop.jvm import Jvm, build, unavailable
 
 
 @pytest.fixture(scope="session")
 def jvm() -> Jvm:
     """interop/jvm, resolved and compiled (cached across sessions)."""
-    missing = missing_tools()
-    if missing:
-        reason = f"interop tests need a JDK and Maven: {', '.join(missing)} not on PATH"
-        if jvm_required():
-            pytest.fail(f"{reason} ({REQUIRE_ENV} is set)")
+    why = unavailable()
+    if why is not None:
+        reason, must_fail = why
+        if must_fail:
+            pytest.fail(reason)
         pytest.skip(reason)
     return build()

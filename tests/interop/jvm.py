@@ -43,6 +43,18 @@ def jvm_required() -> bool:
     return os.environ.get(REQUIRE_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
+def unavailable() -> tuple[str, bool] | None:
+    """Why the JVM side cannot run, and whether that must fail the run (KHEADERS_REQUIRE_JVM)
+    rather than skip it; None when java, javac and mvn are all there."""
+    missing = missing_tools()
+    if not missing:
+        return None
+    reason = f"interop tests need a JDK and Maven: {', '.join(missing)} not on PATH"
+    if jvm_required():
+        return f"{reason} ({REQUIRE_ENV} is set)", True
+    return reason, False
+
+
 def _digest(paths: Iterable[Path], extra: str = "") -> str:
     h = hashlib.sha256(extra.encode())
     for path in sorted(paths):
