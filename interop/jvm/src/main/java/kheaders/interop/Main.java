@@ -16,6 +16,7 @@ public final class Main {
             case "exchange" -> Exchange.run(rest);
             case "hooks" -> Hooks.run(rest);
             case "spring-retry" -> SpringRetry.run(rest);
+            case "cloudevents" -> CloudEvents.run(rest);
             default -> {
                 System.err.println("unknown command: " + args[0]);
                 System.exit(2);
