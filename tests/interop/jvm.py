@@ -82,6 +82,9 @@ def _classpath(target: Path) -> str:
     if done.returncode != 0:
         tail = (done.stdout + done.stderr)[-4000:]
         raise JvmBuildError(f"mvn could not resolve interop/jvm:\n{tail}")
+    for stale in target.glob("classpath-*.txt"):  # an earlier pom's
+        if stale != out:
+            stale.unlink(missing_ok=True)
     return out.read_text().strip()
 
 
@@ -106,6 +109,9 @@ def _classes(target: Path, classpath: str) -> Path:
         work.rename(out)
     except OSError:  # another session built the same sources meanwhile
         shutil.rmtree(work, ignore_errors=True)
+    for stale in target.glob("classes-*"):  # earlier sources' classes
+        if stale != out and (stale / ".built").exists():
+            shutil.rmtree(stale, ignore_errors=True)
     return out
 
 

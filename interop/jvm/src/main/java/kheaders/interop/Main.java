@@ -17,6 +17,7 @@ public final class Main {
             case "hooks" -> Hooks.run(rest);
             case "spring-retry" -> SpringRetry.run(rest);
             case "cloudevents" -> CloudEvents.run(rest);
+            case "tracing" -> Tracing.run(rest);
             default -> {
                 System.err.println("unknown command: " + args[0]);
                 System.exit(2);
