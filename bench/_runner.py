@@ -180,6 +180,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="afterwards, print the change against an earlier run (e.g. bench/latest.json)",
     )
     parser.add_argument(
+        "--broker",
+        choices=("embedded", "apache"),
+        default="embedded",
+        help="the local broker to start when KHEADERS_BOOTSTRAP is unset and no Docker engine"
+        " answers: the embedded Tansu (default) or Apache Kafka itself (Java and Maven)",
+    )
+    parser.add_argument(
         "--gc-freeze",
         action="store_true",
         help="gc.freeze() the process's objects before each group (GC sensitivity check)",
@@ -218,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
     results: list[GroupResult] = []
     spark: dict[str, Any] | None = None
     profiles: dict[str, str] = {}
-    broker = find_or_start_broker()
+    broker = find_or_start_broker(local=args.broker)
     _log(f"broker: {broker.kind} at {broker.bootstrap}")
     env = Env(broker.bootstrap, records=args.records, quick=args.quick)
     try:

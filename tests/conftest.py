@@ -1,4 +1,12 @@
-"""Shared fixtures: a real Kafka-protocol broker for every test that crosses the wire."""
+"""Shared fixtures: a real Kafka-protocol broker for every test that crosses the wire.
+
+The reference broker is Apache Kafka itself (``kheaders.broker.ApacheKafka``, KRaft, from
+Maven's jars), started once per run; ``KHEADERS_BOOTSTRAP`` or a Docker engine take its place
+when present. Without Java and Maven the run falls back to the embedded Tansu broker and says
+so in its header, unless ``KHEADERS_REQUIRE_JVM=1`` (set by ``.ci/run``) makes that an error.
+The Tansu smoke tier (``tansu_bootstrap``) always runs on Tansu: it is what ``kheaders demo``
+and ``kheaders broker`` give users.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,14 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, settings
 
-from kheaders.broker import Broker, EmbeddedBroker, create_topic, find_or_start_broker
+from kheaders.broker import (
+    Broker,
+    EmbeddedBroker,
+    create_topic,
+    find_or_start_broker,
+    java_and_maven_missing,
+)
+from tests.support.brokers import reference_local
 
 if TYPE_CHECKING:
     from tests.faults.proxy import FaultProxy
@@ -22,14 +37,32 @@ settings.register_profile(
 settings.load_profile("ci")
 
 
+def pytest_report_header(config: pytest.Config) -> str:
+    local = reference_local()
+    if local == "apache":
+        return "reference broker: Apache Kafka (KHEADERS_BOOTSTRAP or Docker take precedence)"
+    return f"reference broker: embedded Tansu ({java_and_maven_missing()})"
+
+
 @pytest.fixture(scope="session")
 def broker() -> Iterator[Broker]:
-    """KHEADERS_BOOTSTRAP, else a Docker apache/kafka container, else embedded Tansu."""
-    running = find_or_start_broker()
+    """KHEADERS_BOOTSTRAP, else a Docker apache/kafka container, else Apache Kafka from
+    Maven's jars (Tansu where Java or Maven is missing)."""
+    running = find_or_start_broker(local=reference_local())
     try:
         yield running
     finally:
         running.stop()
+
+
+@pytest.fixture(scope="session")
+def tansu_bootstrap() -> Iterator[str]:
+    """The embedded Tansu broker, for the smoke tier (what ``kheaders demo`` users get)."""
+    embedded = EmbeddedBroker().start()
+    try:
+        yield embedded.bootstrap
+    finally:
+        embedded.stop()
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,13 @@
 """Find or start a real Kafka-protocol broker (used by the tests, the CLI and the benchmarks)."""
 
 from kheaders import _public
+from kheaders.broker._apache import (
+    KAFKA_VERSION,
+    ApacheKafka,
+    Listener,
+    java_and_maven_missing,
+    kafka_classpath,
+)
 from kheaders.broker._finder import (
     BOOTSTRAP_ENV,
     DEFAULT_KAFKA_IMAGE,
@@ -19,14 +26,19 @@ from kheaders.broker._finder import (
 __all__ = [
     "BOOTSTRAP_ENV",
     "DEFAULT_KAFKA_IMAGE",
+    "KAFKA_VERSION",
+    "ApacheKafka",
     "Broker",
     "DockerKafka",
     "EmbeddedBroker",
+    "Listener",
     "create_topic",
     "docker_available",
     "fast_consumer_config",
     "find_or_start_broker",
     "free_port",
+    "java_and_maven_missing",
+    "kafka_classpath",
     "running_broker",
     "wait_for_broker",
 ]

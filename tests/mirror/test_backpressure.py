@@ -8,9 +8,10 @@ from collections.abc import Callable
 import pytest
 from confluent_kafka import Producer as RawProducer
 
-from kheaders.broker import EmbeddedBroker, create_topic
+from kheaders.broker import ApacheKafka, create_topic
 from kheaders.mirror import Mirror
 from tests.mirror.conftest import fast_group, read_all, running, wait_for
+from tests.support.brokers import local_broker
 
 pytestmark = pytest.mark.integration
 
@@ -22,7 +23,8 @@ def test_target_down_means_bounded_memory_no_commit_past_acknowledged_and_nothin
 ) -> None:
     topic = topic_factory()
     create_topic(bootstrap, topic + ".dlt")
-    target = EmbeddedBroker(cluster_id="kheaders-mirror-down").start()
+    target = local_broker(cluster="kheaders-mirrdwn").start()
+    keeps_log = isinstance(target, ApacheKafka)
     try:
         create_topic(target.bootstrap, topic)
         source = RawProducer({"bootstrap.servers": bootstrap})
@@ -40,8 +42,10 @@ def test_target_down_means_bounded_memory_no_commit_past_acknowledged_and_nothin
             max_in_flight=MAX_IN_FLIGHT,
             consumer_config=fast_group(),
             # Tansu's memory storage comes back as a new, empty cluster that never heard of
-            # the idempotent producer's id (a real Kafka keeps it): plain retries here.
-            producer_config={"reconnect.backoff.max.ms": 500, "enable.idempotence": False},
+            # the idempotent producer's id: plain retries there. Kafka keeps its log and the
+            # producer ids, so the mirror keeps its default (idempotent) producer.
+            producer_config={"reconnect.backoff.max.ms": 500}
+            | ({} if keeps_log else {"enable.idempotence": False}),
         )
         with running(mirror):
             produce(0, 10)
@@ -50,12 +54,12 @@ def test_target_down_means_bounded_memory_no_commit_past_acknowledged_and_nothin
             produce(10, 300)
             wait_for(lambda: mirror.in_flight >= MAX_IN_FLIGHT, what="the bound to be reached")
             assert mirror.committed()[(topic, 0)] == 10  # nothing past what was acknowledged
-            target.start()  # memory storage: back empty
+            target.start()  # Tansu: back empty; Kafka: back with its log
             create_topic(target.bootstrap, topic)
             wait_for(lambda: mirror.stats.total("sent") >= 310, timeout=90, what="the rest")
             wait_for(lambda: mirror.committed().get((topic, 0)) == 310, what="the final commit")
         assert mirror.max_seen_in_flight <= MAX_IN_FLIGHT
-        values = {m.value() for m in read_all(target.bootstrap, topic, 300)}
+        values = {m.value() for m in read_all(target.bootstrap, topic, 310 if keeps_log else 300)}
         assert {b"%d" % i for i in range(10, 310)} <= values  # the records sent while down
     finally:
         target.stop()
