@@ -10,6 +10,7 @@ command runs a whole scenario batch and prints one JSON object per line.
 from __future__ import annotations
 
 import base64
+import fcntl
 import hashlib
 import json
 import os
@@ -75,13 +76,15 @@ def _classpath(target: Path) -> str:
         cp = out.read_text().strip()
         if all(Path(jar).exists() for jar in cp.split(os.pathsep) if jar):
             return cp
-    goal = ["dependency:build-classpath", f"-Dmdep.outputFile={out}"]
+    partial = target / "classpath.partial"
+    goal = ["dependency:build-classpath", f"-Dmdep.outputFile={partial}"]
     done = _run_tool(["mvn", "-o", "-q", "-B", *goal], ROOT)  # a warm ~/.m2 needs no network
     if done.returncode != 0:
         done = _run_tool(["mvn", "-q", "-B", *goal], ROOT)
-    if done.returncode != 0:
+    if done.returncode != 0 or not partial.exists():
         tail = (done.stdout + done.stderr)[-4000:]
         raise JvmBuildError(f"mvn could not resolve interop/jvm:\n{tail}")
+    partial.replace(out)
     for stale in target.glob("classpath-*.txt"):  # an earlier pom's
         if stale != out:
             stale.unlink(missing_ok=True)
@@ -105,10 +108,7 @@ def _classes(target: Path, classpath: str) -> Path:
     if resources.is_dir():
         shutil.copytree(resources, work, dirs_exist_ok=True)
     (work / ".built").touch()
-    try:
-        work.rename(out)
-    except OSError:  # another session built the same sources meanwhile
-        shutil.rmtree(work, ignore_errors=True)
+    work.rename(out)
     for stale in target.glob("classes-*"):  # earlier sources' classes
         if stale != out and (stale / ".built").exists():
             shutil.rmtree(stale, ignore_errors=True)
@@ -159,11 +159,16 @@ class Jvm:
 
 
 def build() -> Jvm:
-    """Resolve and compile interop/jvm (cached); raises JvmBuildError when that fails."""
+    """Resolve and compile interop/jvm (cached); raises JvmBuildError when that fails.
+
+    Two test processes building at once wait on a file lock instead of racing Maven.
+    """
     target = ROOT / "target"
     target.mkdir(exist_ok=True)
-    classpath = _classpath(target)
-    classes = _classes(target, classpath)
+    with (target / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        classpath = _classpath(target)
+        classes = _classes(target, classpath)
     return Jvm(f"{classes}{os.pathsep}{classpath}")
 
 
