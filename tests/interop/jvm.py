@@ -69,23 +69,24 @@ def _run_tool(argv: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str
     )
 
 
-def _classpath(target: Path) -> str:
-    key = _digest([ROOT / "pom.xml"])
-    out = target / f"classpath-{key}.txt"
+def _classpath(target: Path, project: Path = ROOT, name: str = "classpath") -> str:
+    """The classpath of the Maven project in ``project``, resolved once per pom.xml."""
+    key = _digest([project / "pom.xml"])
+    out = target / f"{name}-{key}.txt"
     if out.exists():
         cp = out.read_text().strip()
         if all(Path(jar).exists() for jar in cp.split(os.pathsep) if jar):
             return cp
-    partial = target / "classpath.partial"
+    partial = target / f"{name}.partial"
     goal = ["dependency:build-classpath", f"-Dmdep.outputFile={partial}"]
-    done = _run_tool(["mvn", "-o", "-q", "-B", *goal], ROOT)  # a warm ~/.m2 needs no network
+    done = _run_tool(["mvn", "-o", "-q", "-B", *goal], project)  # warm ~/.m2: no network
     if done.returncode != 0:
-        done = _run_tool(["mvn", "-q", "-B", *goal], ROOT)
+        done = _run_tool(["mvn", "-q", "-B", *goal], project)
     if done.returncode != 0 or not partial.exists():
         tail = (done.stdout + done.stderr)[-4000:]
-        raise JvmBuildError(f"mvn could not resolve interop/jvm:\n{tail}")
+        raise JvmBuildError(f"mvn could not resolve {project.relative_to(ROOT.parent)}:\n{tail}")
     partial.replace(out)
-    for stale in target.glob("classpath-*.txt"):  # an earlier pom's
+    for stale in target.glob(f"{name}-*.txt"):  # an earlier pom's
         if stale != out:
             stale.unlink(missing_ok=True)
     return out.read_text().strip()
@@ -200,3 +201,12 @@ def b64(data: str | None) -> bytes | None:
 def events(found: Sequence[Event], **match: object) -> list[Event]:
     """The events whose fields equal ``match``."""
     return [e for e in found if all(e.get(k) == v for k, v in match.items())]
+
+
+def mirror_maker_classpath() -> str:
+    """MirrorMaker 2's classpath (interop/jvm/mirrormaker/pom.xml), resolved once and cached."""
+    target = ROOT / "target"
+    target.mkdir(exist_ok=True)
+    with (target / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _classpath(target, ROOT / "mirrormaker", "mirrormaker-classpath")
