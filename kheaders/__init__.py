@@ -35,6 +35,7 @@ from kheaders._errors import (
     SerializationError,
     UnmirrorableRecordError,
 )
+from kheaders._logsetup import configure_logging
 from kheaders._model.headers import Header, Headers, HeaderTypes, HeaderValue
 from kheaders._model.limits import HeaderLimits
 from kheaders._model.redact import (
@@ -150,6 +151,7 @@ __all__ = [
     "ValueCodec",
     "__version__",
     "config_bool",
+    "configure_logging",
     "dead_letter_headers",
     "extract_trace_parent",
     "extract_trace_state",

@@ -24,7 +24,7 @@ from kheaders.broker import (
     find_or_start_broker,
     java_and_maven_missing,
 )
-from tests.support.brokers import reference_local
+from tests.support.brokers import reference_local, topic_base
 
 if TYPE_CHECKING:
     from tests.faults.proxy import FaultProxy
@@ -74,7 +74,7 @@ def bootstrap(broker: Broker) -> str:
 @pytest.fixture
 def topic_factory(bootstrap: str, request: pytest.FixtureRequest) -> Callable[..., str]:
     """``topic_factory(partitions=1, config=None) -> name``: a fresh, created topic."""
-    base = request.node.name.replace("[", "-").replace("]", "").replace("/", "-")[:60]
+    base = topic_base(request.node.name)
 
     def make(partitions: int = 1, config: dict[str, str] | None = None) -> str:
         name = f"{base}-{uuid.uuid4().hex[:8]}"

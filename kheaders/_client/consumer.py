@@ -36,6 +36,7 @@ from confluent_kafka import KafkaError, Message, TopicPartition
 
 from kheaders import _telemetry
 from kheaders._client.chain import InterceptorChain
+from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_log
 from kheaders._client.config import resolve
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import DeserializationError, IntegrityError, held_failures
@@ -111,12 +112,16 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         "_chain",
         "_closed",
         "_consumer",
+        "_consumer_log",
         "_extra",
         "_group",
         "_key_de",
         "_pending",
         "_value_de",
     )
+
+    _consumer_log: LibrdkafkaLog | None
+    """Where librdkafka's lines go (:mod:`kheaders._client.clientlog`): flushed at close."""
 
     def __init__(
         self,
@@ -140,7 +145,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             strict=strict,
         )
         chain = setup.chain
-        rdkafka = setup.rdkafka
+        rdkafka = route_client_log(setup.rdkafka, watch_brokers=True)
         if chain.on_commit:
             user = rdkafka.get("on_commit")
             rdkafka["on_commit"] = _commit_callback(chain, user)  # type: ignore[arg-type]
@@ -151,6 +156,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             raise
         group = config.get("group.id")
         self._setup(raw, chain, setup.key, setup.value, group if isinstance(group, str) else None)
+        self._consumer_log = client_log(rdkafka)
 
     def _setup(
         self,
@@ -162,6 +168,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     ) -> None:
         self._consumer = raw
         self._chain = chain
+        self._consumer_log = None
         self._key_de = key_de
         self._value_de = value_de
         self._group = group
@@ -402,6 +409,8 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         try:
             self._consumer.close()
         finally:
+            if self._consumer_log is not None:
+                self._consumer_log.flush()
             self._chain.close()
         if held:
             raise held_failures(held)
@@ -409,6 +418,12 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)
         return f"<kheaders.Consumer wrapping {self._consumer!r}, {n} interceptors>"
+
+
+def consumer_log(consumer: Consumer) -> LibrdkafkaLog | None:
+    """Where ``consumer``'s librdkafka lines go (``None``: a logger of the caller's, or a
+    wrapped client kheaders did not build)."""
+    return consumer._consumer_log
 
 
 def consumed_bytes(msg: Message) -> tuple[bytes | None, bytes | None]:

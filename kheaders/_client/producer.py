@@ -25,6 +25,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from kheaders._client.beneath import instrumented
 from kheaders._client.chain import InterceptorChain
+from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_log
 from kheaders._client.config import resolve
 from kheaders._client.delivery import DeliveryCallback, SendCallback
 from kheaders._client.direct import AckingPath, PlainPath
@@ -64,7 +65,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     """The confluent-kafka class built from the config: ``confluent_kafka.Producer`` as found
     when the producer is built (so OpenTelemetry's ``instrument()`` applies), or a subclass
     whose ``produce`` takes confluent's positional arguments (kheaders.aio's)."""
-    __slots__ = ("_chain", "_closed", "_default_cb", "_path", "_producer")
+    __slots__ = ("_chain", "_closed", "_default_cb", "_path", "_producer", "_producer_log")
 
     def __init__(
         self,
@@ -89,14 +90,16 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             producer=True,
             strict=strict,
         )
-        default_cb = setup.rdkafka.pop("on_delivery", None)
+        rdkafka = route_client_log(setup.rdkafka)
+        default_cb = rdkafka.pop("on_delivery", None)
         chain = setup.chain
         try:
-            raw = (self._client_class or confluent_kafka.Producer)(setup.rdkafka)
+            raw = (self._client_class or confluent_kafka.Producer)(rdkafka)
         except BaseException:
             chain.close()
             raise
         self._setup(raw, chain, setup.key, setup.value, default_cb, header_limits)  # type: ignore[arg-type]
+        self._producer_log = client_log(rdkafka)
 
     @classmethod
     def _wrap(
@@ -112,6 +115,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         return self
 
     _producer: confluent_kafka.Producer
+    _producer_log: LibrdkafkaLog | None
+    """Where librdkafka's lines go (:mod:`kheaders._client.clientlog`): flushed at close."""
     _path: Path
     """What every record goes through, chosen once (see :mod:`kheaders._client.paths`)."""
 
@@ -126,6 +131,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     ) -> None:
         self._producer = raw
         self._chain = chain
+        self._producer_log = None
         self._default_cb = default_cb
         self._closed = False
         produce = raw_produce(raw, type(raw) is type(self)._client_class)
@@ -307,6 +313,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
             if close is not None:
                 close()
         finally:
+            if self._producer_log is not None:
+                self._producer_log.flush()
             self._chain.close()
         return not remaining
 
@@ -380,6 +388,12 @@ def path_of(producer: Producer) -> Path:
     run first (``None``: nothing); ``sees_records`` whether interceptors or serializers see
     records (``send`` then goes through ``Path.send``)."""
     return producer._path
+
+
+def producer_log(producer: Producer) -> LibrdkafkaLog | None:
+    """Where ``producer``'s librdkafka lines go (``None``: a logger of the caller's, or a
+    wrapped client kheaders did not build)."""
+    return producer._producer_log
 
 
 def wrap_producer(

@@ -14,6 +14,7 @@ from typing import Generic, TypeVar
 from kheaders._codec.fixed import FLOAT64, INT32, INT64, FixedWidth
 from kheaders._errors import DecodeError
 from kheaders._model.headers import Headers
+from kheaders._serde.protected import explained
 
 CONTENT_TYPE = "content-type"
 """The header content-type aware serializers write and ContentTypeDeserializer reads."""
@@ -126,7 +127,8 @@ class StringDeserializer:
             return data.decode(self._encoding, self._errors)
         except UnicodeDecodeError as exc:
             raise DecodeError(
-                f"topic {topic!r}: not valid {self._encoding}: {exc.reason}", exc.start
+                explained(topic, f"not valid {self._encoding}: {exc.reason}", headers),
+                exc.start,
             ) from exc
 
 
@@ -221,11 +223,8 @@ class _FixedDeserializer(Generic[N]):
         try:
             return self._width.unpack(data)
         except DecodeError as exc:
-            raise DecodeError(
-                f"topic {topic!r}: {self._what} needs exactly {self._width.size} bytes,"
-                f" got {len(data)}",
-                0,
-            ) from exc
+            failure = f"{self._what} needs exactly {self._width.size} bytes, got {len(data)}"
+            raise DecodeError(explained(topic, failure, headers), 0) from exc
 
 
 class IntegerDeserializer(_FixedDeserializer[int]):

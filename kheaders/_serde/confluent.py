@@ -16,7 +16,9 @@ from confluent_kafka.serialization import Deserializer as ConfluentDeserializer
 from confluent_kafka.serialization import MessageField, SerializationContext
 from confluent_kafka.serialization import Serializer as ConfluentSerializer
 
+from kheaders._errors import DecodeError
 from kheaders._model.headers import Headers, pairs_of, received
+from kheaders._serde.protected import explained, is_encrypted
 from kheaders._serde.protocols import Deserializer, Serializer
 
 ConfluentSerde = Callable[[object, SerializationContext | None], object]
@@ -101,7 +103,9 @@ class FromConfluentDeserializer:
     Each call builds a new ``SerializationContext`` whose ``headers`` is a fresh list of
     ``(key, value)`` tuples (``None`` when the record has none, as confluent-kafka's
     consumer gives it), so nothing the confluent code does can touch the record's Headers.
-    Exceptions from the confluent deserializer propagate unchanged.
+    Exceptions from the confluent deserializer propagate unchanged, but for a value that is
+    encrypted (it carries ``kheaders.protect``): a DecodeError then names that cause
+    (the confluent exception chained).
     """
 
     __slots__ = ("_deserializer", "_field")
@@ -112,7 +116,13 @@ class FromConfluentDeserializer:
 
     def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> object:
         items: ConfluentHeaderList | None = list(pairs_of(headers)) if headers else None
-        return self._deserializer(data, SerializationContext(topic, self._field, items))
+        try:
+            return self._deserializer(data, SerializationContext(topic, self._field, items))
+        except Exception as exc:
+            if self._field is not MessageField.VALUE or not is_encrypted(headers):
+                raise
+            failure = f"{type(exc).__name__}: {exc}"
+            raise DecodeError(explained(topic, failure, headers)) from exc
 
 
 @overload

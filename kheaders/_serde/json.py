@@ -23,6 +23,7 @@ from types import ModuleType
 from kheaders._errors import DecodeError
 from kheaders._model.headers import Headers
 from kheaders._serde.builtin import CONTENT_TYPE
+from kheaders._serde.protected import explained
 from kheaders._serde.protocols import Deserializer
 
 
@@ -198,13 +199,14 @@ class JsonDeserializer:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DecodeError(
-                f"topic {topic!r}: JSON is not UTF-8: {exc.reason}", exc.start
+                explained(topic, f"JSON is not UTF-8: {exc.reason}", headers), exc.start
             ) from exc
         try:
             return self._decode(text)
         except json.JSONDecodeError as exc:
             offset = len(text[: exc.pos].encode("utf-8"))
-            raise DecodeError(f"topic {topic!r}: invalid JSON: {exc.msg}", offset) from exc
+            failure = f"invalid JSON: {exc.msg}"
+            raise DecodeError(explained(topic, failure, headers), offset) from exc
         except ValueError as exc:
             raise DecodeError(f"topic {topic!r}: invalid JSON: {exc}") from exc
         except RecursionError as exc:

@@ -4,6 +4,7 @@ AIOProducer, with up to ``concurrency`` records handled at once and order kept p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
@@ -11,12 +12,20 @@ from typing import Any
 
 from confluent_kafka import KafkaException, Message, TopicPartition
 
-from kheaders._errors import ConfigurationError, DeserializationError, HeldFailuresError
+from kheaders._errors import DeserializationError, HeldFailuresError
 from kheaders.aio._consumer import AIOConsumer
 from kheaders.aio._producer import AIOProducer
-from kheaders.processing._base import Partition, ProcessorBase, stop_on_signals
+from kheaders.processing._base import (
+    COMMITTED_TIMEOUT,
+    Abandoned,
+    Partition,
+    ProcessorBase,
+    stop_on_signals,
+)
 from kheaders.processing._core import Hop
+from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
+from kheaders.processing._validate import number
 
 AsyncHandler = Callable[[Message], Awaitable[object]]
 LANE_DEPTH = 64
@@ -32,8 +41,10 @@ class AIOProcessor(ProcessorBase):
     hash to it, in order, so records of the same key are still handled one after the other
     (records without a key go to any worker, and a slow record holds up the keys behind it
     in its worker); a partition's offset is committed only up to its oldest record still in
-    hand. Every other option is
-    the sync Processor's. Raises ConfigurationError for a bad option or setting.
+    hand, and the records handled after it are named in the commit's metadata, so a restart
+    skips them. ``stop()`` starts no record after it (queued ones are left for the next
+    run). Every other option is the sync Processor's. Raises ConfigurationError for a bad
+    option or setting.
     """
 
     def __init__(
@@ -45,8 +56,7 @@ class AIOProcessor(ProcessorBase):
         concurrency: int = 1,
         **options: Any,
     ) -> None:
-        if not isinstance(concurrency, int) or concurrency < 1:
-            raise ConfigurationError(f"concurrency must be a positive int, got {concurrency!r}")
+        number("concurrency", concurrency, integer=True)
         super().__init__(config, topics, handler, **options)
         self.concurrency = concurrency
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -59,6 +69,18 @@ class AIOProcessor(ProcessorBase):
         self._workers: list[asyncio.Task[None]] = []
         self._error: BaseException | None = None
         """What a concurrent record raised that stops the processor (ProcessingError)."""
+        self._woken: asyncio.Event | None = None
+        """Set on the loop by ``stop()``: in-place waits end at once."""
+
+    def stop(self) -> None:
+        """Ask ``run()`` to finish the records in hand, commit and return (any thread): no
+        record is started after this, and in-place retry waits end (their records are
+        handled again by the next run)."""
+        super().stop()
+        loop, woken = self._loop, self._woken
+        if loop is not None and woken is not None and not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed: nothing waits on it
+                loop.call_soon_threadsafe(woken.set)
 
     async def run(self) -> None:
         """Process until stopped; commit what was handled; close the clients.
@@ -66,7 +88,17 @@ class AIOProcessor(ProcessorBase):
         Raises ProcessingError for a failure with nowhere to go or a handler slower than
         ``max.poll.interval.ms``; KafkaException when the cluster cannot be reached at start.
         """
+        running = RUNNING.set(self)  # (this task's context: workers copy it)
+        try:
+            await self._run_all()
+        finally:
+            RUNNING.reset(running)
+
+    async def _run_all(self) -> None:
         self._loop = asyncio.get_running_loop()
+        self._woken = asyncio.Event()
+        if self._stopping:
+            self._woken.set()
         await asyncio.to_thread(self._prepare_topics)
         producer = self._producer = AIOProducer(self._producer_config)
         consumer = self._consumer = AIOConsumer(self._consumer_config)
@@ -75,7 +107,10 @@ class AIOProcessor(ProcessorBase):
             self._workers = [asyncio.create_task(self._lane(q)) for q in self._lanes]
         try:
             await consumer.subscribe(
-                self._core.all_topics(), on_revoke=self._on_revoke, on_lost=self._on_lost
+                self._core.all_topics(),
+                on_assign=self._on_assign,
+                on_revoke=self._on_revoke,
+                on_lost=self._on_lost,
             )
             with stop_on_signals(self.stop, self.handle_signals):
                 await self._run(consumer)
@@ -108,7 +143,12 @@ class AIOProcessor(ProcessorBase):
     async def _batch(self, msgs: list[Message]) -> None:
         held = self._held
         core = self._core
-        fast = core.plain and not self._observer.active and self.concurrency == 1
+        fast = (
+            core.plain
+            and not self._observer.active
+            and self.concurrency == 1
+            and not self._offsets.restoring
+        )
         retry_topics = core.retry_topics
         handler = core.handler
         settled = self._offsets.settled_now
@@ -152,9 +192,13 @@ class AIOProcessor(ProcessorBase):
                 return
 
     async def _dispatch(self, msg: Message, attempt: int | None = None) -> None:
+        if self._stopping:
+            return  # a stopped processor starts nothing: read again by the next run
         core = self._core
         topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset() or 0
         tp = (topic, partition)
+        if self._done_before(tp, offset):
+            return
         due = core.due_ms(msg)
         if due is not None:
             consumer = self._consumer
@@ -177,8 +221,13 @@ class AIOProcessor(ProcessorBase):
         await lane.put((msg, attempt))
 
     async def _lane(self, queue: asyncio.Queue[tuple[Message, int | None] | None]) -> None:
-        """One of ``concurrency`` workers: records of the keys hashed to it, in order."""
+        """One of ``concurrency`` workers: records of the keys hashed to it, in order. Once
+        stopped it starts none: the records still queued stay open (never committed past)
+        and are taken off the queue so the reader never waits for room."""
         while (item := await queue.get()) is not None:
+            if self._stopping:
+                queue.task_done()
+                continue
             try:
                 await self._process(item[0], item[1], started=True)
             except Exception as exc:  # a ProcessingError: nowhere to send a failure
@@ -205,6 +254,8 @@ class AIOProcessor(ProcessorBase):
                     await self._call(handler, msg)
             else:
                 await self._call(handler, msg)
+        except Abandoned:
+            return  # stopped between in-place attempts: neither settled nor republished
         except Exception as exc:
             await self._failed(msg, exc, attempt, raw, started=started)
             return
@@ -216,13 +267,32 @@ class AIOProcessor(ProcessorBase):
     async def _call(self, handler: Callable[[Message], Any], msg: Message) -> None:
         retry = self._core.retry
         quick = retry.in_place if retry is not None else 0
-        for left in range(quick, -1, -1):
-            try:
-                await handler(msg)
-                return
-            except Exception as exc:
-                if delay := self._in_place_delay(msg, exc, left):
-                    await asyncio.sleep(delay)
+        if not quick:
+            await handler(msg)
+            return
+        try:
+            for left in range(quick, -1, -1):
+                self._tries[id(msg)] = quick - left
+                try:
+                    await handler(msg)
+                    return
+                except Exception as exc:
+                    delay = self._in_place_delay(msg, exc, left)
+                    if await self._stopped_within(delay):
+                        raise Abandoned from exc
+        finally:
+            self._tries.pop(id(msg), None)
+
+    async def _stopped_within(self, delay: float) -> bool:
+        """Wait ``delay`` seconds unless ``stop()`` comes first; whether it came."""
+        woken = self._woken
+        if woken is None or self._stopping or not delay:
+            return self._stopping
+        try:
+            await asyncio.wait_for(woken.wait(), delay)
+        except TimeoutError:
+            return self._stopping
+        return True
 
     async def _failed(
         self,
@@ -240,14 +310,13 @@ class AIOProcessor(ProcessorBase):
             self._offsets.start(tp, offset)
         producer = self._producer
         assert producer is not None
-        ts_type, ts = msg.timestamp()
         try:
             delivery = await producer.produce(
                 hop.topic,
                 value=raw[1],
                 key=raw[0],
                 partition=hop.partition,
-                timestamp=ts if ts_type else 0,
+                timestamp=self._timestamp_for(msg),
                 headers=hop.headers,
             )
         except Exception as exc:  # refused before sending (a header limit, a size):
@@ -288,6 +357,12 @@ class AIOProcessor(ProcessorBase):
             return
         self._offsets.committed(offsets)
 
+    async def _on_assign(self, consumer: AIOConsumer, partitions: list[TopicPartition]) -> None:
+        try:
+            self._restore(await consumer.committed(partitions, timeout=COMMITTED_TIMEOUT))
+        except KafkaException as exc:  # nothing skipped: handled again, at least once
+            log.warning("processing.committed_unknown", error=str(exc))
+
     async def _on_revoke(self, consumer: AIOConsumer, partitions: list[TopicPartition]) -> None:
         revoked = {(tp.topic, tp.partition) for tp in partitions}
         if self._producer is not None:
@@ -304,16 +379,23 @@ class AIOProcessor(ProcessorBase):
             self._held.pop(tp, None)
 
     async def _shutdown(self, consumer: AIOConsumer, producer: AIOProducer) -> None:
-        if self._workers:  # the records in hand are finished, the rest read again later
+        if self._workers:  # the records in hand are finished; the queued ones start no more
             for queue in self._lanes:
                 while not queue.empty():
                     queue.get_nowait()
                     queue.task_done()
                 queue.put_nowait(None)
-            await asyncio.wait(self._workers, timeout=self.shutdown_timeout)
+            _, late = await asyncio.wait(self._workers, timeout=self.shutdown_timeout)
+            for worker in late:  # a handler past shutdown_timeout: its record stays open
+                worker.cancel()
+            if late:
+                log.warning("processing.handlers_cancelled_at_stop", records=len(late))
+                await asyncio.wait(late)
         left = await producer.flush(self.shutdown_timeout)
         if left:  # unacknowledged: their records stay uncommitted and are read again
             log.warning("processing.unpublished_at_stop", records=left)
+            producer.wrapped.purge()  # as the sync processor: nothing goes out after this
+            await producer.flush(0)
         await self._commit(consumer, asynchronous=False)
         try:
             await consumer.close()

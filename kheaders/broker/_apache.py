@@ -68,8 +68,13 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 # ``group.min.session.timeout.ms``: Kafka's floor is 6 s and a join below it fails with
 # INVALID_SESSION_TIMEOUT (Tansu takes any); tests of session expiry and crashed members use
 # 1-3 s sessions, so this broker allows sessions down to 1 s.
+# ``log.retention.ms=-1``: the tests write records stamped in 2023 (fixed timestamps make
+# fixed expectations); with Kafka's default 7-day retention the broker's periodic check
+# (every 5 min) deletes them mid-run and readers are reset to the log end. Tansu never
+# deleted anything. A test about retention sets ``retention.ms`` on its own topic.
 _DEFAULTS: dict[str, str] = {
     "group.min.session.timeout.ms": "1000",
+    "log.retention.ms": "-1",
     "offsets.topic.replication.factor": "1",
     "offsets.topic.num.partitions": "4",
     "transaction.state.log.replication.factor": "1",

@@ -111,54 +111,92 @@ class _LastError:
 
 
 def create_topic(
-    bootstrap: str,
+    bootstrap: str | Mapping[str, Any],
     topic: str,
     *,
     partitions: int = 1,
     config: Mapping[str, str] | None = None,
     timeout: float = 15.0,
+    replication_factor: int = 1,
 ) -> str:
-    """Create ``topic`` (replication factor 1) and wait until its metadata shows every partition.
+    """Create ``topic`` and wait until its metadata shows every partition; return ``topic``.
 
-    Raises BrokerUnavailableError if creation fails for any reason other than "exists"; when
-    no broker answers within ``timeout`` seconds, its message names ``bootstrap`` and
-    librdkafka's last error (the connection refused, the name that did not resolve).
+    ``bootstrap`` is the bootstrap servers or a librdkafka client config (security
+    included); ``replication_factor=-1`` takes the broker's default. A topic that already
+    exists with ``partitions`` partitions is left as it is.
+
+    Raises ConfigurationError when the topic exists with another partition count, or the
+    broker refuses the request's partitions, replication factor, config or policy (naming
+    the argument); BrokerUnavailableError for any other failure; when no broker answers
+    within ``timeout`` seconds, its message names the bootstrap servers and librdkafka's
+    last error (the connection refused, the name that did not resolve).
     """
+    from kheaders._errors import ConfigurationError  # here: the module's import lines are shared
+
+    if partitions < 1:
+        raise ConfigurationError(f"partitions: at least 1, got {partitions}")
+    refusals = {  # a broker's refusal of the request -> the argument at fault
+        KafkaError.INVALID_PARTITIONS: "partitions",
+        KafkaError.INVALID_REPLICATION_FACTOR: "replication_factor",
+        KafkaError.INVALID_CONFIG: "config",
+        KafkaError.POLICY_VIOLATION: "config",
+    }
     log = _LastError()
-    conf: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": log}
+    conf: dict[str, Any] = (
+        {"bootstrap.servers": bootstrap} if isinstance(bootstrap, str) else dict(bootstrap)
+    )
+    servers = conf.get("bootstrap.servers")
+    conf["logger"] = log
     admin = AdminClient(conf)
 
     def unanswered(doing: str, exc: BaseException) -> BrokerUnavailableError:
         admin.poll(0)  # serves librdkafka's queued log lines to ``log``
         cause = f": {exc}" if str(exc) else ""
         return BrokerUnavailableError(
-            f"could not create topic {topic!r}: Kafka at bootstrap servers {bootstrap!r} did "
+            f"could not create topic {topic!r}: Kafka at bootstrap servers {servers!r} did "
             f"not answer {doing} within {timeout}s{cause}"
             + (f"; client log: {log.line}" if log.line else "")
         )
 
     new = NewTopic(
-        topic, num_partitions=partitions, replication_factor=1, config=dict(config or {})
+        topic,
+        num_partitions=partitions,
+        replication_factor=replication_factor,
+        config=dict(config or {}),
     )
     future = admin.create_topics([new], operation_timeout=timeout)[topic]
+    existed = False
     try:
         future.result(timeout=timeout)
     except TimeoutError as exc:  # concurrent.futures' (the builtin since 3.11)
         raise unanswered("the create request", exc) from exc
     except KafkaException as exc:
-        code = exc.args[0].code()
+        err = exc.args[0]
+        code = err.code()
         if code in _UNANSWERED:
             raise unanswered("the create request", exc) from exc
+        refused = refusals.get(code)
+        if refused is not None:
+            raise ConfigurationError(
+                f"{refused}: the broker refused to create topic {topic!r}: {err.str()}"
+            ) from exc
         if code != KafkaError.TOPIC_ALREADY_EXISTS:
             raise BrokerUnavailableError(f"could not create topic {topic!r}: {exc}") from exc
+        existed = True
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             meta = admin.list_topics(topic, timeout=timeout).topics.get(topic)
         except KafkaException as exc:
             raise unanswered("a metadata request", exc) from exc
-        if meta is not None and meta.error is None and len(meta.partitions) == partitions:
-            return topic
+        if meta is not None and meta.error is None and meta.partitions:
+            if len(meta.partitions) == partitions:
+                return topic
+            if existed:
+                raise ConfigurationError(
+                    f"partitions: topic {topic!r} exists with {len(meta.partitions)}"
+                    f" partitions, asked for {partitions}"
+                )
         time.sleep(0.05)
     raise BrokerUnavailableError(f"topic {topic!r} did not appear with {partitions} partitions")
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from kheaders.cli import _broker, _demo, _dlt, _mirror, _pipeline, _tail
+from kheaders.cli import _broker, _demo, _dlt, _mirror, _pipeline, _tail, _topics
 
-_COMMANDS = (_broker, _demo, _pipeline, _tail, _dlt, _mirror)
+_COMMANDS = (_broker, _demo, _pipeline, _tail, _dlt, _mirror, _topics)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import secrets
 import signal
 import threading
 from typing import Any
@@ -15,6 +16,12 @@ FIRST_CONSUMER_HINT = (
 """Printed under the address: a first consumer would otherwise print nothing for 20 s."""
 
 
+def new_cluster_id() -> str:
+    """``kheaders-`` and 12 random hex digits: Tansu's own default (``tansu_cluster``) is the
+    same for every broker, which would make any two of them one cluster to a mirror."""
+    return f"kheaders-{secrets.token_hex(6)}"
+
+
 def register(subparsers: Any) -> None:
     """Add the ``broker`` subcommand."""
     parser: argparse.ArgumentParser = subparsers.add_parser(
@@ -24,7 +31,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--port", type=int, default=None, help="port (default: a free one)")
     parser.add_argument(
-        "--cluster-id", default=None, help="the cluster id metadata reports (default: Tansu's)"
+        "--cluster-id",
+        default=None,
+        help="the cluster id metadata reports (default: kheaders-<random>, new at each start,"
+        " so two brokers are two clusters to `kheaders mirror`)",
     )
     parser.set_defaults(handler=run)
 
@@ -35,8 +45,10 @@ def run(args: argparse.Namespace) -> int:
 
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with EmbeddedBroker(args.port, cluster_id=args.cluster_id) as broker:
+    cluster_id = args.cluster_id or new_cluster_id()
+    with EmbeddedBroker(args.port, cluster_id=cluster_id) as broker:
         print(f"bootstrap.servers={broker.bootstrap}", flush=True)
+        print(f"cluster.id={cluster_id}", flush=True)
         print(FIRST_CONSUMER_HINT, flush=True)
         try:
             while not stop.wait(0.5):

@@ -12,7 +12,9 @@ from confluent_kafka import OFFSET_BEGINNING, KafkaError, KafkaException, Messag
 
 from kheaders._errors import DeserializationError, InvalidNameError
 from kheaders._model.keys import check_name
-from kheaders._model.redact import printable
+from kheaders._model.redact import DEFAULT_REDACTOR, printable, render_value
+from kheaders.cli._letters import summary
+from kheaders.cli._reach import cannot, quiet
 
 ORIGINAL_TOPICS = ("kafka_original-topic", "kheaders.dlt.original.topic")
 ORIGINAL_PARTITIONS = ("kafka_original-partition", "kheaders.dlt.original.partition")
@@ -49,7 +51,10 @@ def register(subparsers: Any) -> None:
     )
     replay.add_argument("--limit", type=int, default=None, metavar="N", help="at most N records")
     replay.add_argument(
-        "--dry-run", action="store_true", help="print what would be replayed; send nothing"
+        "--dry-run",
+        action="store_true",
+        help="print what would be replayed (each record's key, original offset and exception);"
+        " send nothing",
     )
     replay.add_argument("--bootstrap", default=None, help="default: $KHEADERS_BOOTSTRAP")
     replay.add_argument("--group", default=None, help="the consumer group keeping the progress")
@@ -167,18 +172,28 @@ def replay(
     from kheaders._client.consumer import Consumer
     from kheaders._client.producer import Producer
 
+    errors: list[KafkaError] = []  # librdkafka's, instead of its log lines on stderr
     consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap,
-            "group.id": group,
-            "enable.auto.commit": False,
-            "log_level": 0,
-        }
+        quiet(
+            {"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False}, errors
+        )
     )
-    producer = None if dry_run else Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    producer = (
+        None
+        if dry_run
+        else Producer(quiet({"bootstrap.servers": bootstrap, "acks": "all"}, errors))
+    )
     run = _Run(topic, to, where, producer, out)
     try:
-        if not _assign_from_committed(consumer, topic):
+        try:
+            found = _assign_from_committed(consumer, topic)
+        except KafkaException as exc:
+            print(
+                cannot("dlt replay", f"read topic {topic!r}", bootstrap, exc, errors),
+                file=sys.stderr,
+            )
+            return 2
+        if not found:
             print(f"kheaders dlt replay: topic {topic!r} not found", file=sys.stderr)
             return 2
         last = time.monotonic()
@@ -204,7 +219,9 @@ def replay(
         verb = "would replay" if dry_run else "replayed"
         print(f"{verb} {run.replayed} of {run.seen} records read from {printable(topic)}", file=out)
     except KafkaException as exc:
-        print(f"kheaders dlt replay: {printable(str(exc))}", file=sys.stderr)
+        print(
+            cannot("dlt replay", f"replay topic {topic!r}", bootstrap, exc, errors), file=sys.stderr
+        )
         return 2
     finally:
         consumer.close()
@@ -246,7 +263,9 @@ class _Run:
                 self.code = 1
                 return False
             _send(self.producer, msg, target, headers, self.to is None, self.failed)
-            print(f"{where} -> {printable(target)}", file=self.out)
+            about = summary(headers, DEFAULT_REDACTOR)  # where it was first read, and why it failed
+            line = f"{where} -> {printable(target)}  key={render_value(msg.key())}"
+            print(f"{line}  {about}" if about else line, file=self.out)
             self.replayed += 1
         self.done[msg.partition() or 0] = (msg.offset() or 0) + 1
         return True

@@ -55,7 +55,15 @@ def register(subparsers: Any) -> None:
         help="target producer setting KEY=VALUE (repeatable)",
     )  # fmt: skip
     parser.add_argument(
-        "--check", action="store_true", help="check rules and topics against both clusters, exit"
+        "--check",
+        action="store_true",
+        help="check rules and topics against both clusters, list every problem found, exit",
+    )
+    parser.add_argument(
+        "--create-topics",
+        action="store_true",
+        help="create missing target topics (on the target) and dead-letter topics (on the"
+        " source) with their source topic's partition count, instead of refusing them",
     )
     parser.set_defaults(handler=run)
 
@@ -82,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             consumer_config=dict(args.consumer),
             producer_config=dict(args.producer),
         )
-        plan = mirror.check()
+        plan = mirror.check(create_topics=args.create_topics)
     except (ConfigurationError, BrokerUnavailableError, OSError) as exc:
         print(f"kheaders mirror: {exc}", file=sys.stderr)
         return 2

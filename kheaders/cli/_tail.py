@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
+import re
 import sys
 import time
 import uuid
@@ -22,10 +23,15 @@ from confluent_kafka import (
 from kheaders._errors import ConfigurationError, DeserializationError, InvalidNameError
 from kheaders._model.keys import check_name
 from kheaders._model.received import message_headers
-from kheaders._model.redact import Redactor, printable, render_headers, render_value
+from kheaders._model.redact import REDACTED, Redactor, printable, render_headers, render_value
 from kheaders.cli import _protected
+from kheaders.cli._letters import state_lines
+from kheaders.cli._reach import cannot, quiet, reason
 
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
+_LINES = re.compile(r"\r?\n")
+_MOSTLY_TEXT = 10
+"""A multi-line value is text when at most one character in this many is a control one."""
 
 
 def register(subparsers: Any) -> None:
@@ -35,8 +41,11 @@ def register(subparsers: Any) -> None:
         help="print a topic's records with their headers (sensitive values redacted)",
         description=(
             "Consume TOPIC and print each record: partition, offset, timestamp, key, value and"
-            " headers, as text where they are printable UTF-8 and as 0x-hex otherwise (header"
-            " keys and topics with control characters escaped). Values of sensitive headers"
+            " headers, as text where they are printable UTF-8, as indented lines where they are"
+            " UTF-8 text of several lines (a stack trace), and as 0x-hex otherwise (control"
+            " characters escaped in keys, topics and text lines). Retry and dead-letter headers"
+            " are decoded: where the record came from, the exception with its message, and the"
+            " next attempt (none for a dead letter). Values of sensitive headers"
             " (authorization, cookie, *token*, *secret*, *password*, *credential*, *apikey*,"
             " *key) and credential-shaped values (JWTs, Bearer/Basic credentials, token"
             " prefixes) are shown as <redacted>. Reads every partition by assign() (no consumer"
@@ -78,8 +87,8 @@ def format_record(msg: Message, redactor: Redactor, check: _protected.Checker | 
 
     Everything a peer supplied is rendered safely: keys, values and record keys as text only
     when printable (values and record keys as ``0x`` hex otherwise, header keys and the topic
-    with control characters escaped), so no record can move the cursor, ring the bell or
-    forge a line.
+    with control characters escaped; a multi-line UTF-8 value as indented lines, each
+    escaped), so no record can move the cursor, ring the bell or forge a line.
     """
     ts_type, ts = msg.timestamp()
     when = "-"
@@ -99,11 +108,33 @@ def format_record(msg: Message, redactor: Redactor, check: _protected.Checker | 
     _protected.protected_lines(msg, raw or (), lines, check)  # kheaders.protect records
     pairs = render_headers(raw or (), redactor)  # keys escaped, secrets redacted
     lines.append(f"  headers ({len(pairs)}):")
-    lines.extend(f"    {key}: {text}" for key, text in pairs)
-    from kheaders.processing import describe  # lazily: `kheaders --help` stays light
-
-    lines.extend(f"  {line}" for line in describe(raw or ()))  # retry / dead-letter state
+    for (key, text), (_, value) in zip(pairs, raw or (), strict=True):
+        block = None if text == REDACTED else text_block(value)
+        if block is None:
+            lines.append(f"    {key}: {text}")
+        else:  # a stack trace, a JSON document: its lines, indented under the key
+            lines.append(f"    {key}: |")
+            lines.extend(f"      {line}" for line in block)
+    state = state_lines(msg.topic() or "", raw or (), redactor)  # retry / dead-letter state
+    lines.extend(f"  {line}" for line in state)
     return "\n".join(lines)
+
+
+def text_block(value: bytes | None) -> list[str] | None:
+    """The lines of a multi-line UTF-8 text value, each escaped (:func:`printable`: no
+    control character reaches the terminal; tabs become spaces); None for a value on one
+    line, not UTF-8, holding NUL, or more than one character in ten not printable (bytes
+    that happen to decode: shown as text or hex on the key's line)."""
+    if value is None or b"\n" not in value or b"\x00" in value:
+        return None
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    odd = sum(1 for c in text if not c.isprintable() and c not in "\n\r\t")
+    if odd * _MOSTLY_TEXT > len(text):  # binary that happens to decode (an id, a hash)
+        return None
+    return [printable(line.expandtabs(4)) for line in _LINES.split(text.removesuffix("\n"))]
 
 
 def _render(data: object) -> str:
@@ -173,8 +204,7 @@ def tail(
     errors: list[KafkaError] = []
     # librdkafka's own log lines (one per failed connection attempt) would bury the output:
     # its errors come to error_cb instead, and the last one is reported once
-    config.update({"log_level": 0, "error_cb": errors.append})
-    consumer = Consumer(config)
+    consumer = Consumer(quiet(config, errors))
     try:
         if group is not None:
             consumer.subscribe([topic])
@@ -183,11 +213,8 @@ def tail(
             try:
                 meta = consumer.list_topics(topic, timeout=wait).topics.get(topic)
             except KafkaException as exc:
-                reason = _reason(errors[-1] if errors else exc.args[0])
-                print(
-                    f"kheaders tail: cannot read topic {topic!r} from {bootstrap}: {reason}",
-                    file=sys.stderr,
-                )
+                line = cannot("tail", f"read topic {topic!r}", bootstrap, exc, errors)
+                print(line, file=sys.stderr)
                 return 2
             if meta is None or meta.error is not None or not meta.partitions:
                 print(f"kheaders tail: topic {topic!r} not found", file=sys.stderr)
@@ -214,14 +241,9 @@ def tail(
             printed += 1
         if not printed and errors:
             print(
-                f"kheaders tail: no record; last broker error: {_reason(errors[-1])}",
+                f"kheaders tail: no record; last broker error: {printable(reason(errors[-1]))}",
                 file=sys.stderr,
             )
     finally:
         consumer.close()
     return 0
-
-
-def _reason(err: object) -> str:
-    """librdkafka's error text without the ``KafkaError{code=...}`` wrapping."""
-    return err.str() if isinstance(err, KafkaError) else str(err)

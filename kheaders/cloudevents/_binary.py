@@ -1,6 +1,7 @@
 """Binary content mode: each attribute a ``ce_`` header, the data the record's value.
 
-``datacontenttype`` travels as the ``content-type`` header; an event without data is a
+``datacontenttype`` travels as the ``content-type`` header (read also from
+``ce_datacontenttype``, as the JavaScript SDK writes it too); an event without data is a
 record without a value (a tombstone on a compacted topic). Header keys and values are
 UTF-8.
 """
@@ -15,6 +16,7 @@ from kheaders.cloudevents._attributes import (
     DATACONTENTTYPE,
     MAX_NAME_LENGTH,
     MAX_VALUE_BYTES,
+    REQUIRED,
     AttributeValue,
     as_text,
     check_name,
@@ -53,6 +55,11 @@ def write(event: Event, headers: Headers) -> None:
             headers.add(PREFIX + name, text)
 
 
+def has_specversion(headers: Headers) -> bool:
+    """Whether a ``ce_specversion`` header (any case) is present: a binary event's mark."""
+    return any(len(k) == 14 and k.lower() == "ce_specversion" for k, _ in headers)
+
+
 def _text(name: str, raw: bytes | None) -> str:
     if raw is None:
         raise CloudEventError(f"header for attribute {name!r} has no value", attribute=name)
@@ -72,10 +79,18 @@ def _text(name: str, raw: bytes | None) -> str:
 def attributes_of(headers: Headers) -> dict[str, AttributeValue]:
     """The attributes the ``ce_`` and ``content-type`` headers carry (not yet validated).
 
+    What other SDKs write is read as they mean it: a null header is an attribute left out (the
+    JavaScript SDK's undefined attributes, as kafkajs sends them), unless the attribute is
+    required; ``ce_datacontenttype`` (the JavaScript SDK writes it beside ``content-type``) is
+    ``datacontenttype`` when ``content-type`` is absent or carries the same text.
+
     Raises CloudEventError naming the attribute for a header given twice (``ce_id`` and
-    ``CE_ID`` count as the same), an invalid name, a null, oversized or non-UTF-8 value.
+    ``CE_ID`` count as the same), ``content-type`` and ``ce_datacontenttype`` that disagree,
+    an invalid name, a null required attribute, an oversized or non-UTF-8 value.
     """
     found: dict[str, AttributeValue] = {}
+    content_types: dict[str, str] = {}  # datacontenttype by the header that carried it
+    seen: set[str] = set()  # the headers met (as ``shown``), null ones included
     for key, raw in headers:
         if is_ce_key(key):
             name = key[3:].lower()
@@ -85,23 +100,44 @@ def attributes_of(headers: Headers) -> dict[str, AttributeValue]:
                     attribute=name[:24],
                 )
             check_name(name, writing=False)
-            if name == DATACONTENTTYPE:
-                raise CloudEventError(
-                    "datacontenttype travels as the content-type header, not ce_datacontenttype",
-                    attribute=name,
-                )
+            shown = PREFIX + name
         elif key.lower() == CONTENT_TYPE:
-            name = DATACONTENTTYPE
+            name, shown = DATACONTENTTYPE, CONTENT_TYPE
         else:
             continue
-        if name in found:
-            shown = CONTENT_TYPE if name == DATACONTENTTYPE else PREFIX + name
+        if shown in seen:
             raise CloudEventError(
                 f"duplicate header {shown!r}: attribute {name!r} given more than once",
                 attribute=name,
             )
-        found[name] = _text(name, raw)
+        seen.add(shown)
+        if raw is None:
+            if name in REQUIRED:
+                raise CloudEventError(
+                    f"header {shown!r} for required attribute {name!r} has no value",
+                    attribute=name,
+                )
+            continue
+        if name == DATACONTENTTYPE:
+            content_types[shown] = _text(name, raw)
+        else:
+            found[name] = _text(name, raw)
+    if content_types:
+        found[DATACONTENTTYPE] = _content_type(content_types)
     return found
+
+
+def _content_type(given: dict[str, str]) -> str:
+    """``datacontenttype`` from ``content-type`` and/or ``ce_datacontenttype``. Raises
+    CloudEventError naming both headers (not their values) when they disagree."""
+    values = set(given.values())
+    if len(values) > 1:
+        raise CloudEventError(
+            f"headers {CONTENT_TYPE!r} and {PREFIX + DATACONTENTTYPE!r} disagree: each gives"
+            " datacontenttype, with different values",
+            attribute=DATACONTENTTYPE,
+        )
+    return values.pop()
 
 
 def read(topic: str, headers: Headers, value: bytes | None, data: Deserializer | None) -> Event:

@@ -118,7 +118,9 @@ class CloudEventDeserializer:
     """Reads the CloudEvent a record carries, in either content mode.
 
     The mode is chosen as the binding says: a ``content-type`` header starting with
-    ``application/cloudevents`` means structured, anything else binary. A binary record
+    ``application/cloudevents`` means structured, anything else binary; a record without a
+    ``ce_specversion`` header whose value is a JSON event is read as structured too (the
+    Python SDK 1.x labels those with the data's content type, or none). A binary record
     without a value (or with an empty one) is an event without data. Data goes through
     ``data_deserializer`` when given (bytes data only), else JSON types decode to values,
     ``text/*`` to ``str``, anything else stays ``bytes``. Returns an
@@ -173,8 +175,21 @@ class CloudEventDeserializer:
         if _structured.is_structured(content_type):
             assert content_type is not None
             event = _structured.read(topic, headers, data, content_type, self._data)
+        elif data is not None and not _binary.has_specversion(headers):
+            event = self._without_ce_headers(topic, headers, data, content_type)
         else:
             event = _binary.read(topic, headers, data, self._data)
         if self._trace:
             event = _tracing.event_from_headers(event, headers)
         return event
+
+    def _without_ce_headers(
+        self, topic: str, headers: Headers, data: bytes, content_type: bytes | None
+    ) -> Event:
+        """A record with no ``ce_specversion`` header and no structured content type: not a
+        binary event; a structured one when its value is a JSON object naming
+        ``specversion`` (the Python SDK 1.x writes them so), else refused as binary mode
+        refuses it (naming what is missing)."""
+        if not _structured.looks_structured(data):
+            return _binary.read(topic, headers, data, self._data)
+        return _structured.read_mislabelled(topic, headers, data, content_type, self._data)

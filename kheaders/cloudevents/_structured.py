@@ -98,6 +98,12 @@ def read(
         )
     if value is None:
         raise CloudEventError("a structured-mode record has no value", attribute="data")
+    return _event_of(topic, headers, _document(topic, headers, value), data)
+
+
+def _document(topic: str, headers: Headers, value: bytes) -> dict[str, object]:
+    """The JSON object a structured value holds. Raises CloudEventError for one too large,
+    not JSON, or not an object."""
     if len(value) > MAX_DOCUMENT_BYTES:
         raise CloudEventError(
             f"structured event is {len(value)} bytes (at most {MAX_DOCUMENT_BYTES})"
@@ -110,6 +116,40 @@ def read(
         raise CloudEventError(
             f"structured event must be a JSON object, got {type(document).__name__}"
         )
+    return document
+
+
+def looks_structured(value: bytes | None) -> bool:
+    """Whether ``value`` could be a structured event mislabelled (a JSON object naming
+    ``specversion``): a cheap look before any parsing."""
+    if not value or len(value) > MAX_DOCUMENT_BYTES:
+        return False
+    start = value.lstrip()[:1]
+    return start == b"{" and b'"specversion"' in value
+
+
+def read_mislabelled(
+    topic: str,
+    headers: Headers,
+    value: bytes,
+    content_type: bytes | None,
+    data: Deserializer | None,
+) -> Event:
+    """A structured event whose record has no ``application/cloudevents`` content type, as
+    the CloudEvents Python SDK 1.x writes it (``cloudevents.v1.kafka.to_structured``): the
+    ``content-type`` header then carries the event's ``datacontenttype`` (taken out of the
+    document), or is absent. Raises CloudEventError as :func:`read` does, and when the
+    header and the document give different ``datacontenttype`` values.
+    """
+    document = _document(topic, headers, value)
+    if content_type is not None:
+        given = content_type.decode("utf-8", "replace")
+        inside = document.setdefault(DATACONTENTTYPE, given)
+        if inside != given:
+            raise CloudEventError(
+                "the 'content-type' header and the structured event's 'datacontenttype' disagree",
+                attribute=DATACONTENTTYPE,
+            )
     return _event_of(topic, headers, document, data)
 
 

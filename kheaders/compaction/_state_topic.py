@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Protocol
 
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from kheaders._client.admin import admin_client
 from kheaders._errors import BrokerUnavailableError, KHeadersError
 from kheaders._log import get_logger
 from kheaders._model.headers import Headers
@@ -60,32 +60,32 @@ def create_compacted_topic(
     asked again without it (logged; returns False).  Raises BrokerUnavailableError when the
     topic can be created neither way.
     """
-    admin = AdminClient({"bootstrap.servers": bootstrap})
-    for config in ({"cleanup.policy": "compact"}, {}):
-        new = NewTopic(
-            topic, num_partitions=partitions, replication_factor=replication, config=config
-        )
-        future = admin.create_topics([new], operation_timeout=timeout, request_timeout=timeout)[
-            topic
-        ]
-        try:
-            future.result(timeout)
-        except KafkaException as exc:
-            err = exc.args[0] if exc.args else None
-            code = err.code() if isinstance(err, KafkaError) else None
-            if code == KafkaError.TOPIC_ALREADY_EXISTS:
-                _log.info("compaction.state_topic_exists", topic=topic)
-                return False
-            if config:
-                _log.warning(
-                    "compaction.compact_policy_rejected",
-                    topic=topic,
-                    error=str(exc),
-                    detail="creating the topic without cleanup.policy=compact",
-                )
-                continue
-            raise BrokerUnavailableError(f"could not create topic {topic!r}: {exc}") from exc
-        return bool(config)
+    with admin_client({"bootstrap.servers": bootstrap}) as admin:
+        for config in ({"cleanup.policy": "compact"}, {}):
+            new = NewTopic(
+                topic, num_partitions=partitions, replication_factor=replication, config=config
+            )
+            future = admin.create_topics([new], operation_timeout=timeout, request_timeout=timeout)[
+                topic
+            ]
+            try:
+                future.result(timeout)
+            except KafkaException as exc:
+                err = exc.args[0] if exc.args else None
+                code = err.code() if isinstance(err, KafkaError) else None
+                if code == KafkaError.TOPIC_ALREADY_EXISTS:
+                    _log.info("compaction.state_topic_exists", topic=topic)
+                    return False
+                if config:
+                    _log.warning(
+                        "compaction.compact_policy_rejected",
+                        topic=topic,
+                        error=str(exc),
+                        detail="creating the topic without cleanup.policy=compact",
+                    )
+                    continue
+                raise BrokerUnavailableError(f"could not create topic {topic!r}: {exc}") from exc
+            return bool(config)
     return False
 
 

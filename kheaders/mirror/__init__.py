@@ -10,7 +10,7 @@ from kheaders import _public
 from kheaders.mirror._dedup import Deduplicator
 from kheaders.mirror._ids import MESSAGE_ID, uuid7_bytes
 from kheaders.mirror._metrics import MirrorStats
-from kheaders.mirror._mirror import TARGET_DEFAULTS, Mirror
+from kheaders.mirror._mirror import SOURCE_DEFAULTS, TARGET_DEFAULTS, Mirror
 from kheaders.mirror._provenance import (
     HOPS,
     MAX_HOPS,
@@ -37,6 +37,7 @@ __all__ = [
     "ORIGIN_TOPIC",
     "PROVENANCE_HEADERS",
     "SAME_TOPIC",
+    "SOURCE_DEFAULTS",
     "TARGET_DEFAULTS",
     "Deduplicator",
     "Mirror",

@@ -19,6 +19,7 @@ from confluent_kafka import KafkaException, TopicPartition
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import TracerProvider
 
+from kheaders._client.clientlog import route_client_log
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
 from kheaders.mirror import _metrics
@@ -36,6 +37,19 @@ PARTITIONING = ("same", "key")
 _KEEP_ALIVE = 5.0
 """Seconds of back-pressure after which the consumer is paused and polled (its group
 membership needs a poll within ``max.poll.interval.ms``); shorter waits read nothing."""
+
+SOURCE_DEFAULTS: dict[str, Any] = {
+    "auto.offset.reset": "earliest",
+    "session.timeout.ms": 10_000,
+    "heartbeat.interval.ms": 1_000,
+}
+"""The source consumer's settings unless given (the session two are left out under
+``group.protocol=consumer``, KIP-848, where the broker owns them): read a topic from its
+start when the group has no offset yet, and a shorter group session than librdkafka's 45 s
+(heartbeats every second), so the first assignment comes within seconds (about 5 s on the
+embedded broker, where a join takes half the session timeout: 23 s with librdkafka's
+defaults) and a mirror that died is replaced within 10 s. A mirror polls continuously, so
+the shorter session costs nothing; ``consumer_config`` overrides any of them."""
 
 TARGET_DEFAULTS: dict[str, Any] = {
     "partitioner": "murmur2_random",
@@ -69,7 +83,8 @@ class Mirror:
     :meth:`check` (run by :meth:`run`) raises the start-time errors. Metrics and the batch
     spans go to ``meter_provider``/``tracer_provider`` (default: the global ones).
     ``consumer_config``, ``producer_config`` and ``dead_letter_config`` add librdkafka
-    settings to the source consumer, the target producer and the dead-letter producer.
+    settings to the source consumer, the target producer and the dead-letter producer, over
+    :data:`SOURCE_DEFAULTS` and :data:`TARGET_DEFAULTS`.
     """
 
     def __init__(
@@ -132,8 +147,12 @@ class Mirror:
         sender = self._sender
         return (0 if sender is None else sender.in_flight) + self._dead.in_flight
 
-    def check(self) -> Plan:
-        """Check settings, rules and topics against both clusters (see ``_setup.plan``)."""
+    def check(self, *, create_topics: bool = False) -> Plan:
+        """Check settings, rules and topics against both clusters (see ``_setup.plan``);
+        ``create_topics`` creates missing target and dead-letter topics instead of refusing
+        them (with their source topic's partition count).
+
+        Raises ConfigurationError listing every problem found; BrokerUnavailableError."""
         self.plan = plan(
             self.source,
             self.target,
@@ -142,8 +161,28 @@ class Mirror:
             source_name=self.names[0],
             target_name=self.names[1],
             dead_letter_topic=self.dead_letter_topic,
+            create_topics=create_topics,
         )
         return self.plan
+
+    def consumer_config(self) -> dict[str, Any]:
+        """The source consumer's librdkafka settings: the source cluster's, the group,
+        :data:`SOURCE_DEFAULTS` unless ``consumer_config`` sets them, then
+        ``consumer_config``; commits are always the mirror's own."""
+        merged = {**self.source, **self._consumer_config}
+        defaults = dict(SOURCE_DEFAULTS)
+        if str(merged.get("group.protocol", "classic")).lower() == "consumer":
+            # KIP-848: the broker owns the session; librdkafka refuses these from a client.
+            defaults.pop("session.timeout.ms")
+            defaults.pop("heartbeat.interval.ms")
+        return {
+            **self.source,
+            "group.id": self.group_id,
+            **defaults,
+            **self._consumer_config,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+        }
 
     def stop(self) -> None:
         """Ask :meth:`run` to finish: it drains what is in flight, commits, and returns."""
@@ -162,20 +201,14 @@ class Mirror:
         found = self.check()
         self._stop.clear()
         copier = Copier(self.table, found.source_id, found.target_id)
-        consumer_conf = {
-            **self.source,
-            "group.id": self.group_id,
-            "auto.offset.reset": "earliest",
-            **self._consumer_config,
-            "enable.auto.commit": False,
-            "enable.auto.offset.store": False,
-        }
-        self._consumer = confluent_kafka.Consumer(consumer_conf)
+        self._consumer = confluent_kafka.Consumer(
+            route_client_log(self.consumer_config(), watch_brokers=True)
+        )
         producer_conf = {**self.target, **TARGET_DEFAULTS, **self._producer_config}
         self._sender = Sender(
             found,
             copier,
-            confluent_kafka.Producer(producer_conf),
+            confluent_kafka.Producer(route_client_log(producer_conf)),
             self._dead,
             stats=self.stats,
             tracer=self._tracer,
@@ -184,12 +217,14 @@ class Mirror:
         )
         self._dead.open(
             confluent_kafka.Producer(
-                {
-                    **self.source,
-                    "enable.idempotence": True,
-                    "message.timeout.ms": 0,
-                    **self._dead_letter_config,
-                }
+                route_client_log(
+                    {
+                        **self.source,
+                        "enable.idempotence": True,
+                        "message.timeout.ms": 0,
+                        **self._dead_letter_config,
+                    }
+                )
             )
         )
         _metrics.report(self.stats, self._meter_provider)

@@ -1,7 +1,7 @@
 """What a mirror checks before it copies anything: clusters, topics, rules, dead-letter topics.
 
 Every problem found here is a ConfigurationError at start, naming the rule or topic, never a
-failure at the first record.
+failure at the first record; one error lists them all, so one run shows everything to fix.
 """
 
 from __future__ import annotations
@@ -15,8 +15,11 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from kheaders._errors import BrokerUnavailableError, ConfigurationError
+from kheaders._log import get_logger
 from kheaders.mirror._provenance import check_cluster_id
 from kheaders.mirror._routes import SAME_TOPIC, RoutingTable
+
+_log = get_logger("kheaders.mirror")
 
 ClusterConfig = str | Mapping[str, Any]
 """A cluster: its bootstrap servers, or a librdkafka client config (security included)."""
@@ -33,13 +36,18 @@ def client_config(cluster: ClusterConfig) -> dict[str, Any]:
 
 
 def metadata(config: Mapping[str, Any], what: str, timeout: float) -> Any:
-    """The cluster's metadata. Raises BrokerUnavailableError naming ``what`` (source/target)."""
-    admin = AdminClient(dict(config))
+    """The cluster's metadata. Raises BrokerUnavailableError naming ``what`` (source/target),
+    its bootstrap servers and librdkafka's reason (its per-attempt log lines kept off stderr)."""
+    errors: list[Any] = []
+    quiet: dict[str, Any] = {"log_level": 0, "error_cb": errors.append, **config}
+    admin = AdminClient(quiet)
     try:
         return admin.list_topics(timeout=timeout)
     except KafkaException as exc:
+        err = errors[-1] if errors else exc.args[0]
+        reason = err.str() if hasattr(err, "str") else str(err)
         raise BrokerUnavailableError(
-            f"{what} cluster {config.get('bootstrap.servers')!r} did not answer: {exc}"
+            f"{what} cluster {config.get('bootstrap.servers')!r} did not answer: {reason}"
         ) from exc
 
 
@@ -72,56 +80,142 @@ def plan(
     source_name: str | None,
     target_name: str | None,
     dead_letter_topic: str,
+    create_topics: bool = False,
     timeout: float = 15.0,
 ) -> Plan:
     """Check the mirror's settings against both clusters; the resulting :class:`Plan`.
 
     ``topics`` is a list of names or one regular expression starting with ``^`` (matched
     against the source's topics now, the dead-letter topics of the matches left out).
-    Raises ConfigurationError for a cluster id that cannot be a hop, the same id on both
-    sides, a missing source topic, a pattern matching none, a rule that can never match, a
-    target topic or a dead-letter topic that does not exist; BrokerUnavailableError when a
-    cluster does not answer.
+    ``create_topics`` creates missing target topics (on the target) and dead-letter topics
+    (on the source) with their source topic's partition count, as a processor creates its
+    retry and dead-letter topics, instead of refusing them (only when nothing else is wrong:
+    not on clusters that may be the wrong ones).
+
+    Raises ConfigurationError listing every problem found, one per line: a cluster id that
+    cannot be a hop, the same id on both sides, a missing source topic, a pattern matching
+    none, a rule that can never match, a target topic or a dead-letter topic that does not
+    exist; BrokerUnavailableError when a cluster does not answer.
     """
     src_meta = metadata(source, "source", timeout)
     dst_meta = metadata(target, "target", timeout)
-    source_id = check_cluster_id(source_name or src_meta.cluster_id or "", "source")
-    target_id = check_cluster_id(target_name or dst_meta.cluster_id or "", "target")
-    if source_id == target_id:
-        raise ConfigurationError(
+    problems: list[str] = []
+    source_id = _cluster_id(source_name or src_meta.cluster_id or "", "source", problems)
+    target_id = _cluster_id(target_name or dst_meta.cluster_id or "", "target", problems)
+    if source_id and source_id == target_id:
+        problems.append(
             f"source and target both have the cluster id {source_id!r}: a mirror needs two"
-            " clusters (configure distinct names if they really are two)"
+            " clusters (if they really are two, name them: source_name/target_name,"
+            " --source-name/--target-name on the command line)"
         )
     on_source = _visible(src_meta)
-    if isinstance(topics, str):
-        if not topics.startswith("^"):
-            raise ConfigurationError(f"topics: a pattern starts with '^', got {topics!r}")
-        pattern = re.compile(topics[1:])
-        matched = sorted(t for t in on_source if pattern.match(t))
-        letters = {dead_letter_topic.replace(SAME_TOPIC, t) for t in matched}
-        names = tuple(t for t in matched if t not in letters)  # never the dead letters
-        if not names:
-            raise ConfigurationError(f"topics: the pattern {topics!r} matches no source topic")
-    else:
-        names = tuple(topics)
-        if not names:
-            raise ConfigurationError("topics: name at least one source topic")
-        missing = [t for t in names if t not in on_source]
-        if missing:
-            raise ConfigurationError(f"topics: not on the source cluster: {', '.join(missing)}")
-    table.check_topics(names)
-    on_target = _visible(dst_meta)
-    for topic, rule in table.target_names(names).items():
-        if topic not in on_target:
-            raise ConfigurationError(
-                f"routing rule {rule!r}: target topic {topic!r} does not exist on the target"
-                f" cluster {target_id!r}"
-            )
+    names = _source_topics(topics, on_source, dead_letter_topic, problems)
+    try:
+        table.check_topics(names)
+    except ConfigurationError as exc:
+        problems.append(str(exc))
     dead_letter = {t: dead_letter_topic.replace(SAME_TOPIC, t) for t in names}
+    on_target = _visible(dst_meta)
+    to_target = _missing_targets(table, names, on_source, on_target)
+    to_source = {d: on_source[t] for t, d in dead_letter.items() if d not in on_source}
+    if create_topics and (to_target or to_source) and not problems:  # never on a mistake
+        _create(target, to_target, source, dead_letter, to_source, timeout)
+        on_source = _visible(metadata(source, "source", timeout))
+        on_target = _visible(metadata(target, "target", timeout))
+        to_target = {t: n for t, n in to_target.items() if t not in on_target}
+        to_source = {d: n for d, n in to_source.items() if d not in on_source}
+    rules = table.target_names(names)
+    for topic in to_target:
+        problems.append(
+            f"routing rule {rules[topic]!r}: target topic {topic!r} does not exist on the"
+            f" target cluster {target_id!r}"
+        )
     for topic, dlt in dead_letter.items():
-        if dlt not in on_source:
-            raise ConfigurationError(
+        if dlt in to_source:
+            problems.append(
                 f"dead_letter_topic: {dlt!r} (for {topic!r}) does not exist on the source"
                 f" cluster {source_id!r}"
             )
+    if problems:
+        if to_target or to_source:
+            problems.append("create the missing topics with --create-topics (create_topics=True)")
+        if len(problems) == 1:
+            raise ConfigurationError(problems[0])
+        raise ConfigurationError(
+            f"{len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems)
+        )
     return Plan(source_id, target_id, names, on_target, dead_letter)
+
+
+def _cluster_id(name: str, what: str, problems: list[str]) -> str:
+    try:
+        return check_cluster_id(name, what)
+    except ConfigurationError as exc:
+        problems.append(str(exc))
+        return ""
+
+
+def _source_topics(
+    topics: Sequence[str] | str, on_source: Mapping[str, int], dlt: str, problems: list[str]
+) -> tuple[str, ...]:
+    """The mirrored source topics that exist (a pattern resolved, its dead letters left out)."""
+    if isinstance(topics, str):
+        if not topics.startswith("^"):
+            problems.append(f"topics: a pattern starts with '^', got {topics!r}")
+            return ()
+        pattern = re.compile(topics[1:])
+        matched = sorted(t for t in on_source if pattern.match(t))
+        letters = {dlt.replace(SAME_TOPIC, t) for t in matched}
+        names = tuple(t for t in matched if t not in letters)  # never the dead letters
+        if not names:
+            problems.append(f"topics: the pattern {topics!r} matches no source topic")
+        return names
+    if not topics:
+        problems.append("topics: name at least one source topic")
+    missing = [t for t in topics if t not in on_source]
+    if missing:
+        problems.append(f"topics: not on the source cluster: {', '.join(missing)}")
+    return tuple(t for t in topics if t in on_source)
+
+
+def _missing_targets(
+    table: RoutingTable,
+    names: Sequence[str],
+    on_source: Mapping[str, int],
+    on_target: Mapping[str, int],
+) -> dict[str, int]:
+    """Target topics the rules can send to that the target lacks -> the partition count to
+    create each with: the largest of the source topics routed there."""
+    out: dict[str, int] = {}
+    for topic in names:
+        for target in table.target_names([topic]):
+            if target not in on_target:
+                out[target] = max(out.get(target, 0), on_source[topic])
+    return out
+
+
+def _create(  # noqa: PLR0917 - both clusters' halves
+    target: Mapping[str, Any],
+    to_target: Mapping[str, int],
+    source: Mapping[str, Any],
+    dead_letter: Mapping[str, str],
+    to_source: Mapping[str, int],
+    timeout: float,
+) -> None:
+    """Create the missing topics; what still fails shows in the check that follows."""
+    from kheaders.broker import create_topic
+    from kheaders.processing._setup import prepare_topics
+
+    for topic, partitions in to_target.items():  # another cluster: its source's count
+        try:
+            create_topic(
+                target, topic, partitions=partitions, replication_factor=-1, timeout=timeout
+            )
+        except (ConfigurationError, BrokerUnavailableError) as exc:
+            _log.warning("mirror.topic_not_created", topic=topic, error=str(exc))
+    # the dead-letter topics live beside their source topics: the processor's own rule
+    wanted = {t: [d] for t, d in dead_letter.items() if d in to_source}
+    try:
+        prepare_topics(source, wanted, create=True, timeout=timeout)
+    except KafkaException as exc:
+        _log.warning("mirror.topic_not_created", topic=",".join(to_source), error=str(exc))

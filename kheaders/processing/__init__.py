@@ -7,8 +7,9 @@ docs/processing.md.
 """
 
 from kheaders import _public
-from kheaders.processing import _spring_headers as spring_headers
+from kheaders.processing import spring_headers
 from kheaders.processing._core import HeadersFilter
+from kheaders.processing._delivery import Delivery, delivery
 from kheaders.processing._describe import describe
 from kheaders.processing._failure import without_retry_state
 from kheaders.processing._processor import Processor
@@ -18,9 +19,11 @@ __all__ = [
     "KHEADERS",
     "SPRING",
     "DeadLetter",
+    "Delivery",
     "HeadersFilter",
     "Processor",
     "RetryTopics",
+    "delivery",
     "describe",
     "spring_headers",
     "without_retry_state",

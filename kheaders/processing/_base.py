@@ -9,12 +9,14 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaError, Message
+from confluent_kafka import KafkaError, Message, TopicPartition
 
 from kheaders._errors import ConfigurationError, ProcessingError
 from kheaders.processing import _observe
+from kheaders.processing import _validate as _v
 from kheaders.processing._commits import Offsets
 from kheaders.processing._core import Core, HeadersFilter, Hop
+from kheaders.processing._failure import describe_error
 from kheaders.processing._observe import Observer, log
 from kheaders.processing._pause import Paused
 from kheaders.processing._retry import DeadLetter, RetryTopics
@@ -28,6 +30,8 @@ if TYPE_CHECKING:
 Handler = Callable[[Message], Any]
 Partition = tuple[str, int]
 SIGNALS = (signal.SIGTERM, signal.SIGINT)
+COMMITTED_TIMEOUT = 10.0
+"""Seconds to wait for the committed offsets of newly assigned partitions."""
 AGAIN_AFTER = 1.0
 """Seconds before a record whose failure could not be published is handled again."""
 
@@ -47,6 +51,40 @@ def stop_on_signals(stop: Callable[[], None], enabled: bool) -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+class Abandoned(Exception):  # noqa: N818 - not an error: a record left for the next run
+    """Raised inside a processor when ``stop()`` interrupts a record's in-place retries: the
+    record is neither settled nor republished, so the next run handles it again."""
+
+
+def _retry_option(retry: object) -> RetryTopics | None:
+    """``retry=`` checked: a RetryTopics or None."""
+    if retry is None or isinstance(retry, RetryTopics):
+        return retry
+    hint = ""
+    if isinstance(retry, list | tuple):
+        hint = f": write retry=RetryTopics(delays={list(retry)!r})"
+    raise ConfigurationError(
+        f"retry: expected RetryTopics(...) or None, got {_v.kind_of(retry)}{hint}"
+    )
+
+
+def _dead_letter_option(dead_letter: object) -> DeadLetter | None:
+    """``dead_letter=`` checked: True means ``DeadLetter()`` (``<topic>-dlt``)."""
+    if dead_letter is None or isinstance(dead_letter, DeadLetter):
+        return dead_letter
+    if dead_letter is True:
+        return DeadLetter()
+    hint = ""
+    if isinstance(dead_letter, str):
+        hint = f": write dead_letter=DeadLetter(topic={dead_letter!r})"
+    elif dead_letter is False:
+        hint = ": leave it out (None) for no dead-letter topic without retry="
+    raise ConfigurationError(
+        "dead_letter: expected DeadLetter(...), True (for DeadLetter()) or None, got"
+        f" {_v.kind_of(dead_letter)}{hint}"
+    )
 
 
 def _check_in_place(retry: RetryTopics | None, config: Mapping[str, object]) -> None:
@@ -75,7 +113,7 @@ class ProcessorBase:
         handler: Handler | None = None,
         *,
         retry: RetryTopics | None = None,
-        dead_letter: DeadLetter | None = None,
+        dead_letter: DeadLetter | bool | None = None,
         filter: HeadersFilter | None = None,
         route_by: str | None = None,
         handlers: Mapping[str | bytes, Handler] | None = None,
@@ -85,18 +123,31 @@ class ProcessorBase:
         batch_size: int = 500,
         shutdown_timeout: float = 10.0,
         handle_signals: bool = True,
+        keep_timestamps: bool = False,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
     ) -> None:
+        _v.mapping("config", config)
+        _v.topics_list(topics)
+        _v.callable_or_none("handler", handler)
+        _v.callable_or_none("filter", filter)
+        _v.routes(route_by, handlers)
+        retry = _retry_option(retry)
+        dead_letter = _dead_letter_option(dead_letter)
+        _v.mapping("producer_config", producer_config, optional=True)
         for name, value in (
             ("commit_interval", commit_interval),
             ("poll_timeout", poll_timeout),
             ("shutdown_timeout", shutdown_timeout),
-            ("batch_size", batch_size),
         ):
-            if not isinstance(value, int | float) or not value > 0:
-                raise ConfigurationError(f"{name} must be a positive number, got {value!r}")
+            _v.number(name, value)
+        _v.number("batch_size", batch_size, integer=True)
+        _v.flag("handle_signals", handle_signals)
+        _v.flag("keep_timestamps", keep_timestamps)
+        _v.provider("tracer_provider", tracer_provider, "get_tracer")
+        _v.provider("meter_provider", meter_provider, "get_meter")
         consumer_config, key_de, value_de = consumer_parts(config)
+        _v.consumer_settings(consumer_config)
         _check_in_place(retry, consumer_config)
         group = str(consumer_config["group.id"])
         self._core = Core(
@@ -114,6 +165,7 @@ class ProcessorBase:
         self._config = dict(config)
         self._consumer_config = consumer_config
         self._producer_config = _producer_config_for(config, producer_config)
+        _v.producer_settings(self._producer_config)
         self._observer = Observer(group, tracer_provider, meter_provider)
         self._offsets = Offsets()
         self._paused = Paused()
@@ -125,6 +177,9 @@ class ProcessorBase:
         self.batch_size = batch_size
         self.shutdown_timeout = shutdown_timeout
         self.handle_signals = handle_signals
+        self.keep_timestamps = keep_timestamps
+        self._tries: dict[int, int] = {}
+        """``id(record)`` -> quick attempts in place made so far (only while some were)."""
         self._again: list[tuple[float, Message, tuple[object, object], int]] = []
         """Records whose failure could not be published: (when, record, raw, attempt),
         handled again then (they stay uncommitted meanwhile)."""
@@ -138,6 +193,30 @@ class ProcessorBase:
     def stopping(self) -> bool:
         """Whether ``stop()`` was called (or a signal arrived)."""
         return self._stop.is_set()
+
+    def _timestamp_for(self, msg: Message) -> int:
+        """The timestamp a retry or dead-letter record of ``msg`` is sent with: 0 (the
+        producer stamps the send time, as Spring does; the original travels in
+        ``kafka_original-timestamp``), or the original's with ``keep_timestamps``."""
+        if not self.keep_timestamps:
+            return 0
+        ts_type, ts = msg.timestamp()
+        return ts if ts_type else 0
+
+    def _in_place_try(self, msg: Message) -> int:
+        """Quick attempts in place already made for ``msg`` (see ``delivery()``)."""
+        return self._tries.get(id(msg), 0) if self._tries else 0
+
+    def _restore(self, committed: Sequence[TopicPartition]) -> None:
+        """Newly assigned partitions: what their last commit says was settled beyond it."""
+        for tp in committed:
+            if tp.error is None:
+                self._offsets.restore((tp.topic, tp.partition), tp.offset, tp.metadata)
+
+    def _done_before(self, tp: Partition, offset: int) -> bool:
+        """Whether a previous run settled this record (named in its commit's metadata)."""
+        offsets = self._offsets
+        return tp in offsets.restoring and offsets.arrived(tp, offset)
 
     def _no_handler(self, topic: str, partition: int, offset: int) -> ProcessingError:
         return ProcessingError(
@@ -158,7 +237,7 @@ class ProcessorBase:
             partition=msg.partition(),
             offset=msg.offset(),
             left=left,
-            error=type(error).__qualname__,
+            error=describe_error(error),
         )
         return retry.in_place_delay if retry is not None else 0.0
 
@@ -174,14 +253,14 @@ class ProcessorBase:
             partition=partition,
             offset=offset,
             attempt=attempt,
-            error=type(error).__qualname__,
+            error=describe_error(error),
             to=None if hop is None else hop.topic,
         )
         if hop is None:
             self.stop()
             raise ProcessingError(
                 f"the record at {topic}[{partition}]@{offset} failed and there is no retry"
-                f" or dead-letter topic: {type(error).__qualname__}"
+                f" or dead-letter topic: {describe_error(error)}"
             ) from error
         return hop
 

@@ -2,112 +2,216 @@
 
 A record is *settled* once its handler returned, or its failure was published and the broker
 acknowledged it. Records may settle out of order (a publication still unacknowledged, or
-handlers running concurrently): the committable offset of a partition stops at its oldest
-unsettled record.
+handlers running concurrently): the committed offset of a partition stops at its oldest
+unsettled record, and the records settled beyond it travel in the commit's metadata
+(:func:`encode_done`), so a restart skips them instead of handling them again. A broker that
+does not keep commit metadata loses only that: the records beyond are handled again.
 """
 
 from __future__ import annotations
+
+from bisect import bisect_left
 
 from confluent_kafka import TopicPartition
 
 Partition = tuple[str, int]
 
+PREFIX = "kheaders.done/1:"
+"""Commit metadata written by this module (others' metadata is left alone, never read)."""
+MAX_HOLES = 100_000
+"""Unsettled records one commit's metadata may name (more: it is not read)."""
+MAX_METADATA = 3000
+"""Characters of commit metadata at most (Kafka's ``offset.metadata.max.bytes`` defaults to
+4096): the runs that do not fit are left out, and their records handled again."""
+
+
+def encode_done(base: int, not_done: list[int], high: int) -> str | None:
+    """The records settled in ``[base, high)``, all but the sorted ``not_done`` offsets, as
+    runs ``<not settled>+<settled>,...`` counted from ``base``; None when there are none.
+
+    >>> encode_done(10, [10, 11, 15], 20)
+    'kheaders.done/1:2+3,1+4'
+    """
+    runs: list[str] = []
+    size = len(PREFIX)
+    at = base
+    i = 0
+    while i < len(not_done) and at < high:
+        gap_start = not_done[i]
+        j = i
+        while j + 1 < len(not_done) and not_done[j + 1] == not_done[j] + 1:
+            j += 1
+        gap_end = not_done[j] + 1
+        done_end = not_done[j + 1] if j + 1 < len(not_done) else high
+        if gap_start > at:  # settled records before the first gap: never, base is a gap
+            break
+        run = f"{gap_end - at}+{done_end - gap_end}"
+        if done_end > gap_end:
+            if size + len(run) + 1 > MAX_METADATA:
+                break
+            runs.append(run)
+            size += len(run) + 1
+        at = done_end
+        i = j + 1
+    return PREFIX + ",".join(runs) if runs else None
+
+
+def decode_done(base: int, metadata: str | None) -> tuple[list[int], int] | None:
+    """``(unsettled offsets in order, high)`` from commit metadata :func:`encode_done` wrote
+    at ``base``; None for anything else (absent, another writer's, malformed, too large).
+
+    >>> decode_done(10, 'kheaders.done/1:2+3,1+4')
+    ([10, 11, 15], 20)
+    """
+    if not metadata or not metadata.startswith(PREFIX):
+        return None
+    holes: list[int] = []
+    at = base
+    try:
+        for run in metadata[len(PREFIX) :].split(","):
+            gap, _, done = run.partition("+")
+            g, d = int(gap), int(done)
+            if g < 0 or d < 1 or len(holes) + g > MAX_HOLES:
+                return None
+            holes.extend(range(at, at + g))
+            at += g + d
+    except ValueError:
+        return None
+    return holes, at
+
 
 class Offsets:
-    """Tracks started and settled records per partition; hands out what may be committed."""
+    """Tracks started and settled records per partition; hands out what may be committed.
 
-    __slots__ = ("_ahead", "_committed", "_open", "_ready")
+    Per partition: ``high``, one past the highest offset settled; every record below it is
+    settled except those started and not settled (``open``) and those a previous run left
+    unsettled and this one has not read yet (``holes``, restored from the commit metadata).
+    """
+
+    __slots__ = ("_committed", "_high", "_holes", "_open", "restoring")
 
     def __init__(self) -> None:
-        self._ready: dict[Partition, int] = {}
-        """Next offset to commit per partition (one past the last settled in a row)."""
-        self._open: dict[Partition, dict[int, bool]] = {}
-        """Records started and not yet in a settled row: offset -> settled, kept in offset
-        order (a record handed late is sorted in)."""
-        self._committed: dict[Partition, int] = {}
-        self._ahead: dict[Partition, int] = {}
-        """Where a partition's offset was before a record older than it started (one a
-        consumer handed late): restored once that record and every open one settled."""
+        self._high: dict[Partition, int] = {}
+        self._open: dict[Partition, set[int]] = {}
+        """Only partitions with records open (the common case keeps no set at all)."""
+        self._holes: dict[Partition, list[int]] = {}
+        """Sorted; only for partitions restored with some."""
+        self._committed: dict[Partition, tuple[int, str | None]] = {}
+        self.restoring: set[Partition] = set()
+        """Partitions whose records below ``high`` a previous run may have settled: each
+        record read there goes through :meth:`arrived` (its short way is off meanwhile)."""
 
     def settled_now(self, tp: Partition, offset: int) -> None:
         """A record handled at once, in order (the common case: no bookkeeping per record
-        unless an earlier record of its partition is still open)."""
-        pending = self._open.get(tp)
-        if pending:
-            pending[offset] = True
-            self._drain(tp, pending)
+        unless a record of its partition is still open)."""
+        if tp in self._open or tp in self._holes:
+            self._settle(tp, offset)
         else:
-            self._ready[tp] = offset + 1
+            self._high[tp] = offset + 1
 
     def start(self, tp: Partition, offset: int) -> None:
         """A record whose outcome comes later (a publication, a concurrent handler)."""
         pending = self._open.get(tp)
         if pending is None:
-            pending = self._open[tp] = {}
-        if pending and offset not in pending and offset < next(reversed(pending)):
-            pending[offset] = False  # out of order (handed late): keep the dict sorted
-            self._open[tp] = dict(sorted(pending.items()))
-        else:
-            pending[offset] = False
-        ready = self._ready.get(tp)
-        if ready is not None and ready > offset:  # handed after newer records settled
-            self._ahead[tp] = max(ready, self._ahead.get(tp, ready))
-            self._ready[tp] = offset
+            pending = self._open[tp] = set()
+        pending.add(offset)
+        self._unhole(tp, offset)
+
+    def _unhole(self, tp: Partition, offset: int) -> None:
+        holes = self._holes.get(tp)
+        if holes is None:
+            return
+        i = bisect_left(holes, offset)
+        if i < len(holes) and holes[i] == offset:
+            del holes[i]
+        if not holes:
+            del self._holes[tp]
 
     def settle(self, tp: Partition, offset: int) -> None:
         """A started record is done; ignored when its partition was forgotten meanwhile."""
         pending = self._open.get(tp)
         if pending is None or offset not in pending:
             return
-        pending[offset] = True
-        self._drain(tp, pending)
+        self._settle(tp, offset)
 
-    def _drain(self, tp: Partition, pending: dict[int, bool]) -> None:
-        """Drop the settled records at the front (offsets in order); move the offset."""
-        last = None
-        while pending:
-            first = next(iter(pending))
-            if not pending[first]:
-                break
-            del pending[first]
-            last = first
-        if last is None:
-            return
-        ready = last + 1
-        if not pending and tp in self._ahead:
-            ready = max(ready, self._ahead.pop(tp))
-        self._ready[tp] = ready
-
-    def rewind(self, tp: Partition, offset: int) -> None:
-        """Forget the records of ``tp`` from ``offset`` on: they will be read again."""
+    def _settle(self, tp: Partition, offset: int) -> None:
         pending = self._open.get(tp)
-        if pending:
-            for o in [o for o in pending if o >= offset]:
-                del pending[o]
+        if pending is not None:
+            pending.discard(offset)
+            if not pending:
+                del self._open[tp]
+        self._unhole(tp, offset)
+        high = self._high.get(tp)
+        if high is None or offset >= high:
+            self._high[tp] = offset + 1
+
+    def restore(self, tp: Partition, committed: int, metadata: str | None) -> None:
+        """What the last commit of ``tp`` (at ``committed``) says a previous run settled
+        beyond it; those records are skipped (see :meth:`arrived`)."""
+        found = decode_done(committed, metadata) if committed >= 0 else None
+        if found is None:
+            return
+        holes, high = found
+        self._high[tp] = high
+        self._holes[tp] = holes
+        self._committed[tp] = (committed, metadata)
+        self.restoring.add(tp)
+
+    def arrived(self, tp: Partition, offset: int) -> bool:
+        """A record of a :attr:`restoring` partition was read: True when a previous run
+        settled it (skip it, it stays settled). Records the partition skipped over (control
+        records, records compacted away) are no longer waited for."""
+        high = self._high.get(tp, 0)
+        holes = self._holes.get(tp)
+        if holes is not None:
+            passed = bisect_left(holes, offset)
+            if passed:
+                del holes[:passed]
+            if not holes:
+                del self._holes[tp]
+                holes = None
+        if offset >= high and holes is None:
+            self.restoring.discard(tp)
+            return False
+        if offset >= high or (holes is not None and holes[0] == offset):
+            return False
+        pending = self._open.get(tp)
+        return pending is None or offset not in pending
 
     def open_count(self) -> int:
         """Records started and not settled yet, over every partition."""
-        return sum(1 for p in self._open.values() for done in p.values() if not done)
+        return sum(len(p) for p in self._open.values())
+
+    def _point(self, tp: Partition, high: int) -> TopicPartition:
+        not_done = sorted({*self._open.get(tp, ()), *self._holes.get(tp, ())})
+        below = not_done[: bisect_left(not_done, high)]  # (open records past high wait)
+        if not below:
+            return TopicPartition(tp[0], tp[1], high)
+        metadata = encode_done(below[0], below, high)
+        return TopicPartition(tp[0], tp[1], below[0], metadata=metadata)
 
     def to_commit(self, partitions: set[Partition] | None = None) -> list[TopicPartition]:
-        """Offsets that moved since the last commit (of ``partitions`` only, when given)."""
+        """Offsets (and metadata) that moved since the last commit (of ``partitions`` only,
+        when given)."""
         out = []
-        for tp, offset in self._ready.items():
+        for tp, high in self._high.items():
             if partitions is not None and tp not in partitions:
                 continue
-            if self._committed.get(tp) != offset:
-                out.append(TopicPartition(tp[0], tp[1], offset))
+            point = self._point(tp, high)
+            if self._committed.get(tp) != (point.offset, point.metadata):
+                out.append(point)
         return out
 
     def committed(self, offsets: list[TopicPartition]) -> None:
         """Note ``offsets`` as committed (so they are not committed again)."""
         for tp in offsets:
-            self._committed[(tp.topic, tp.partition)] = tp.offset
+            self._committed[(tp.topic, tp.partition)] = (tp.offset, tp.metadata)
 
     def forget(self, partitions: set[Partition]) -> None:
         """Drop every record and offset of ``partitions`` (revoked)."""
         for tp in partitions:
             self._open.pop(tp, None)
-            self._ready.pop(tp, None)
+            self._high.pop(tp, None)
+            self._holes.pop(tp, None)
             self._committed.pop(tp, None)
-            self._ahead.pop(tp, None)
+            self.restoring.discard(tp)

@@ -11,7 +11,7 @@ from confluent_kafka import Message
 from kheaders._client.deadletter import dead_letter_headers
 from kheaders._errors import ConfigurationError, DeserializationError
 from kheaders._model.headers import Headers
-from kheaders.processing import _spring_headers as sh
+from kheaders.processing import spring_headers as sh
 from kheaders.processing._failure import Pairs, spring_headers
 from kheaders.processing._pause import now_ms
 from kheaders.processing._retry import KHEADERS, DeadLetter, RetryTopics, route_map
@@ -110,13 +110,13 @@ class Core:
         """The delivery attempt this record is (1 on a main topic)."""
         if msg.topic() not in self.retry_topics:
             return 1
-        return sh.decode_attempts(_headers(msg).last_value(sh.ATTEMPTS))
+        return sh.decode_attempts(record_headers(msg).last_value(sh.ATTEMPTS))
 
     def due_ms(self, msg: Message) -> int | None:
         """The due time of a retry-topic record still in the future, else None."""
         if msg.topic() not in self.retry_topics:
             return None
-        due = sh.decode_timestamp(_headers(msg).last_value(sh.BACKOFF_TIMESTAMP))
+        due = sh.decode_timestamp(record_headers(msg).last_value(sh.BACKOFF_TIMESTAMP))
         now = now_ms()
         if due is None or due <= now:
             return None
@@ -124,13 +124,13 @@ class Core:
 
     def accepts(self, msg: Message) -> bool:
         """``filter``'s verdict on the record's headers (True without a filter)."""
-        return self.filter is None or bool(self.filter(_headers(msg)))
+        return self.filter is None or bool(self.filter(record_headers(msg)))
 
     def handler_for(self, msg: Message) -> Callable[..., Any] | None:
         """The handler for this record: by ``route_by``'s last value, else the default."""
         if self.route_by is None:
             return self.handler
-        value = _headers(msg).last_value(self.route_by)
+        value = record_headers(msg).last_value(self.route_by)
         found = self.routes.get(value) if value is not None else None
         return found if found is not None else self.handler
 
@@ -141,7 +141,7 @@ class Core:
         if kd is None and vd is None:
             return
         topic = msg.topic() or ""
-        headers = _headers(msg)
+        headers = record_headers(msg)
         field = "key"
         try:
             key = kd(topic, headers, msg.key()) if kd is not None else None
@@ -205,11 +205,12 @@ class Core:
 _NO_HEADERS = Headers().close()
 
 
-def _headers(msg: Message) -> Headers:
+def record_headers(msg: Message) -> Headers:
+    """A consumed record's read-only Headers (empty ones when it has none)."""
     headers = msg.headers()
     return headers if isinstance(headers, Headers) else _NO_HEADERS
 
 
 def consumed_headers(msg: Message) -> Pairs:
     """The record's headers as consumed: ``(key, bytes)`` pairs in order, duplicates kept."""
-    return list(map(tuple, _headers(msg)))
+    return list(map(tuple, record_headers(msg)))

@@ -6,7 +6,7 @@ import datetime as dt
 from collections.abc import Iterable
 
 from kheaders._model.redact import printable
-from kheaders.processing import _spring_headers as sh
+from kheaders.processing import spring_headers as sh
 
 
 def _iso(ms: int) -> str:

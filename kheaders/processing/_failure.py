@@ -1,7 +1,7 @@
 """The headers a failed record is republished with: Spring Kafka's contract or kheaders'.
 
 The consumed headers come first, in their order, duplicates kept; only the headers the
-contract owns are added or replaced (see :mod:`kheaders.processing._spring_headers`).
+contract owns are added or replaced (see :mod:`kheaders.processing.spring_headers`).
 """
 
 from __future__ import annotations
@@ -10,12 +10,15 @@ import traceback
 from collections.abc import Sequence
 
 from kheaders._errors import DeserializationError
-from kheaders.processing import _spring_headers as sh
+from kheaders._model.redact import printable
+from kheaders.processing import spring_headers as sh
 
 Pairs = list[tuple[str, bytes | None]]
 
 MAX_MESSAGE = 4096
 """Characters of an exception's message kept in ``kafka_exception-message``."""
+MAX_LOGGED = 500
+"""Characters of an exception's message kept in ``ProcessingError`` and log events."""
 MAX_STACKTRACE = 16384
 """Characters of the traceback kept in ``kafka_exception-stacktrace`` (its end is kept)."""
 
@@ -33,6 +36,25 @@ def failing_exception(error: BaseException) -> tuple[BaseException, bool]:
     if isinstance(error, DeserializationError):
         return (error.__cause__ or error), error.field == "key"
     return error, False
+
+
+def describe_error(error: BaseException, limit: int = MAX_LOGGED) -> str:
+    """``Type: message`` of a handler's exception, the message cut to ``limit`` characters
+    and escaped (no newline or terminal control reaches a log line). The message is the one
+    the handler's own exception carries: kheaders adds no key or value to it. A
+    DeserializationError shows kheaders' own message (topic, partition, offset, field and
+    the deserializer's exception type), never the deserializer's, which may quote the bytes.
+
+    >>> describe_error(ValueError("card\\nexpired")), describe_error(KeyError("x" * 9), 4)
+    ('ValueError: card\\\\nexpired', "KeyError: 'xxx...")
+    """
+    name = type(error).__qualname__
+    text = str(error)
+    if not text:
+        return name
+    if len(text) > limit:
+        text = text[:limit] + "..."
+    return f"{name}: {printable(text)}"
 
 
 def root_cause(error: BaseException) -> BaseException:

@@ -12,8 +12,16 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 from kheaders._client.consumer import Consumer
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError, HeldFailuresError
-from kheaders.processing._base import Handler, Partition, ProcessorBase, stop_on_signals
+from kheaders.processing._base import (
+    COMMITTED_TIMEOUT,
+    Abandoned,
+    Handler,
+    Partition,
+    ProcessorBase,
+    stop_on_signals,
+)
 from kheaders.processing._core import Hop
+from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
 
 
@@ -38,8 +46,11 @@ class Processor(ProcessorBase):
     ``run()`` blocks until ``stop()`` (any thread) or, in the main thread, SIGTERM/SIGINT
     (``handle_signals=False`` to leave signals alone). Without ``retry`` and
     ``dead_letter``, a failure stops ``run()`` with ProcessingError (nothing committed past
-    the record). A handler that runs longer than ``max.poll.interval.ms`` is not hidden:
-    librdkafka leaves the group and ``run()`` raises ProcessingError.
+    the record). Retry and dead-letter records get their send time as timestamp, as
+    Spring's do (the original's is in ``kafka_original-timestamp``);
+    ``keep_timestamps=True`` sends them with the original's. A handler that runs longer
+    than ``max.poll.interval.ms`` is not hidden: librdkafka leaves the group and ``run()``
+    raises ProcessingError.
 
     Raises ConfigurationError for a bad option or setting (naming it).
     """
@@ -58,10 +69,17 @@ class Processor(ProcessorBase):
         consumer = self._consumer = Consumer(self._consumer_config)
         try:
             consumer.subscribe(
-                self._core.all_topics(), on_revoke=self._on_revoke, on_lost=self._on_lost
+                self._core.all_topics(),
+                on_assign=self._on_assign,
+                on_revoke=self._on_revoke,
+                on_lost=self._on_lost,
             )
-            with stop_on_signals(self.stop, self.handle_signals):
-                self._loop(consumer, producer)
+            running = RUNNING.set(self)
+            try:
+                with stop_on_signals(self.stop, self.handle_signals):
+                    self._loop(consumer, producer)
+            finally:
+                RUNNING.reset(running)
         finally:
             self._shutdown(consumer, producer)
 
@@ -97,7 +115,7 @@ class Processor(ProcessorBase):
         batch (main-topic partitions are never paused: only retry topics wait)."""
         core = self._core
         settled = self._offsets.settled_now
-        fast = core.plain and not self._observer.refresh()
+        fast = core.plain and not self._observer.refresh() and not self._offsets.restoring
         retry_topics = core.retry_topics
         paused = self._paused
         handler = core.handler
@@ -129,9 +147,13 @@ class Processor(ProcessorBase):
 
     def _one(self, msg: Message, attempt: int | None = None) -> None:
         """One record through every rule: due time, filter, route, deserialize, handle."""
+        if self._stopping:
+            return  # a stopped processor starts nothing: read again by the next run
         core = self._core
         topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset() or 0
         tp = (topic, partition)
+        if self._done_before(tp, offset):
+            return
         due = core.due_ms(msg)
         if due is not None:
             self._hold(tp, offset, due)
@@ -153,6 +175,8 @@ class Processor(ProcessorBase):
                     self._call(handler, msg)
             else:
                 self._call(handler, msg)
+        except Abandoned:
+            return  # stopped between in-place attempts: neither settled nor republished
         except Exception as exc:
             self._failed(msg, exc, attempt, raw)
         else:
@@ -162,13 +186,22 @@ class Processor(ProcessorBase):
         """The handler, with the quick in-place attempts ``retry.in_place`` allows."""
         retry = self._core.retry
         quick = retry.in_place if retry is not None else 0
-        for left in range(quick, -1, -1):
-            try:
-                handler(msg)
-                return
-            except Exception as exc:
-                if delay := self._in_place_delay(msg, exc, left):
-                    self._stop.wait(delay)
+        if not quick:
+            handler(msg)
+            return
+        try:
+            for left in range(quick, -1, -1):
+                self._tries[id(msg)] = quick - left
+                try:
+                    handler(msg)
+                    return
+                except Exception as exc:
+                    delay = self._in_place_delay(msg, exc, left)
+                    stopped = self._stop.wait(delay) if delay else self._stopping
+                    if stopped:
+                        raise Abandoned from exc
+        finally:
+            self._tries.pop(id(msg), None)
 
     def _hold(self, tp: Partition, offset: int, due_ms: int) -> None:
         """Pause ``tp`` and seek it back to ``offset``, read again once due."""
@@ -196,7 +229,6 @@ class Processor(ProcessorBase):
         raw = raw or (msg.key(), msg.value())
         producer = self._producer
         assert producer is not None
-        ts_type, ts = msg.timestamp()
         report = self._reporter(hop, msg, raw, attempt)
         while True:
             try:
@@ -205,7 +237,7 @@ class Processor(ProcessorBase):
                     value=raw[1],
                     key=raw[0],
                     partition=hop.partition,
-                    timestamp=ts if ts_type else 0,
+                    timestamp=self._timestamp_for(msg),
                     headers=hop.headers,
                     on_delivery=report,
                 )
@@ -246,6 +278,12 @@ class Processor(ProcessorBase):
             log.warning("processing.commit_failed", error=str(exc))
             return
         self._offsets.committed(offsets)
+
+    def _on_assign(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        try:
+            self._restore(consumer.committed(partitions, timeout=COMMITTED_TIMEOUT))
+        except KafkaException as exc:  # nothing skipped: handled again, at least once
+            log.warning("processing.committed_unknown", error=str(exc))
 
     def _on_revoke(self, consumer: Any, partitions: list[TopicPartition]) -> None:
         revoked = {(tp.topic, tp.partition) for tp in partitions}

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError
+from kheaders.processing._validate import flag, kind_of, number
 
+DEFAULT_MAX_DELAY = 900.0
+"""Seconds: the longest delay RetryTopics takes unless ``max_delay`` is raised (a delay
+written in milliseconds by mistake, 1000 for 1 s, is refused rather than waited 17 min)."""
 SPRING = "spring"
 KHEADERS = "kheaders"
 _CONTRACTS = (SPRING, KHEADERS)
@@ -28,10 +31,12 @@ class RetryTopics:
     (and always :class:`DeserializationError`, and a record no route or default handler
     takes) go straight to the dead-letter topic.
     ``create_topics`` creates missing retry and dead-letter topics with the source topic's
-    partition count.
+    partition count. ``max_delay`` (seconds, default 900: a quarter of an hour) is the longest
+    delay taken: a longer one is refused as likely milliseconds; raise it to wait longer.
 
-    Raises ConfigurationError for a negative or non-finite delay, a negative ``in_place``,
-    or an empty suffix.
+    Raises ConfigurationError naming the argument: ``delays`` not a list of numbers (a
+    string, a bool), a negative, non-finite or too long delay, ``in_place`` not an int >= 0,
+    an empty suffix, ``not_retryable`` not exception types, ``create_topics`` not a bool.
     """
 
     delays: Sequence[float] = (1.0, 2.0)
@@ -40,19 +45,46 @@ class RetryTopics:
     in_place_delay: float = 0.0
     not_retryable: tuple[type[BaseException], ...] = ()
     create_topics: bool = True
+    max_delay: float = DEFAULT_MAX_DELAY
     _names: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        delays = tuple(float(d) for d in self.delays)
-        for d in (*delays, self.in_place_delay):
-            if not math.isfinite(d) or d < 0:
-                raise ConfigurationError(f"RetryTopics: delays must be >= 0 seconds, got {d!r}")
-        if self.in_place < 0:
-            raise ConfigurationError(f"RetryTopics: in_place must be >= 0, got {self.in_place}")
-        if not self.retry_suffix:
-            raise ConfigurationError("RetryTopics: retry_suffix must not be empty")
+        number("RetryTopics: max_delay", self.max_delay)
+        raw = self.delays
+        if isinstance(raw, str | bytes) or not isinstance(raw, Sequence):
+            raise ConfigurationError(
+                f"RetryTopics: delays: expected a list of seconds like [1, 5], got {kind_of(raw)}"
+            )
+        for d in raw:
+            number("RetryTopics: delays: each delay (seconds)", d, zero=True)
+        number("RetryTopics: in_place_delay (seconds)", self.in_place_delay, zero=True)
+        delays = tuple(float(d) for d in raw)
+        for name, d in (*(("delays", d) for d in delays), ("in_place_delay", self.in_place_delay)):
+            if d > self.max_delay:
+                raise ConfigurationError(
+                    f"RetryTopics: {name}: {d:g} s is longer than max_delay={self.max_delay:g} s"
+                    f" ({d / 60:.1f} minutes): delays are seconds (did you mean"
+                    f" {d / 1000:g} s?); raise max_delay= for longer waits"
+                )
+        number("RetryTopics: in_place", self.in_place, integer=True, zero=True)
+        if not isinstance(self.retry_suffix, str) or not self.retry_suffix:
+            raise ConfigurationError(
+                f"RetryTopics: retry_suffix: expected a non-empty str, got"
+                f" {kind_of(self.retry_suffix)}"
+            )
+        flag("RetryTopics: create_topics", self.create_topics)
+        kinds = self.not_retryable
+        if isinstance(kinds, type):
+            kinds = (kinds,)
+        if not isinstance(kinds, list | tuple) or not all(
+            isinstance(k, type) and issubclass(k, BaseException) for k in kinds
+        ):
+            raise ConfigurationError(
+                "RetryTopics: not_retryable: expected a tuple of exception types, got"
+                f" {kind_of(self.not_retryable)}"
+            )
         object.__setattr__(self, "delays", delays)
-        object.__setattr__(self, "not_retryable", tuple(self.not_retryable))
+        object.__setattr__(self, "not_retryable", tuple(kinds))
         single = len(set(delays)) == 1
         names = tuple(
             self.retry_suffix if single else f"{self.retry_suffix}-{round(d * 1000)}"
@@ -94,7 +126,8 @@ class DeadLetter:
     ``kafka_exception-*`` and ``retry_topic-*`` headers) or ``"kheaders"`` (the
     ``kheaders.dlt.*`` headers of :class:`kheaders.DeadLetterPublisher`).
 
-    Raises ConfigurationError for an unknown contract or an empty suffix without a topic.
+    Raises ConfigurationError for an unknown contract, a suffix that is not a str (or empty
+    without a topic), or a ``topic`` that is not a non-empty str.
     """
 
     suffix: str = "-dlt"
@@ -102,6 +135,14 @@ class DeadLetter:
     contract: str = SPRING
 
     def __post_init__(self) -> None:
+        if not isinstance(self.suffix, str):
+            raise ConfigurationError(
+                f"DeadLetter: suffix: expected a str, got {kind_of(self.suffix)}"
+            )
+        if self.topic is not None and (not isinstance(self.topic, str) or not self.topic):
+            raise ConfigurationError(
+                f"DeadLetter: topic: expected a topic name or None, got {kind_of(self.topic)}"
+            )
         if self.contract not in _CONTRACTS:
             raise ConfigurationError(
                 f"DeadLetter: contract must be one of {_CONTRACTS}, got {self.contract!r}"

@@ -10,6 +10,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
+from kheaders._client.admin import admin_client
 from kheaders._client.config import KEY_DESERIALIZER, VALUE_DESERIALIZER, resolve
 from kheaders._errors import ConfigurationError
 from kheaders.processing._observe import log
@@ -89,31 +90,31 @@ def prepare_topics(
     Raises KafkaException when the cluster cannot be reached; a target that cannot be
     created is logged and left to the broker's auto-creation.
     """
-    admin = AdminClient(connection_config(config))  # type: ignore[arg-type]
-    names = [*targets, *(t for ts in targets.values() for t in ts)]
-    counts = _counts(admin, names, timeout)
-    missing = [
-        NewTopic(t, num_partitions=counts.get(main, 1), replication_factor=-1)
-        for main, ts in targets.items()
-        for t in ts
-        if t not in counts
-    ]
-    if create and missing:
-        futures = admin.create_topics(missing, operation_timeout=timeout)
-        for name, future in futures.items():
-            try:
-                future.result(timeout=timeout)
-            except KafkaException as exc:
-                if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                    log.warning("processing.topic_not_created", topic=name, error=str(exc))
-        wanted = [t.topic for t in missing]
-        deadline = time.monotonic() + timeout
-        while True:
-            counts.update(_counts(admin, wanted, timeout))
-            if all(t in counts for t in wanted) or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-    return counts
+    with admin_client(connection_config(config)) as admin:
+        names = [*targets, *(t for ts in targets.values() for t in ts)]
+        counts = _counts(admin, names, timeout)
+        missing = [
+            NewTopic(t, num_partitions=counts.get(main, 1), replication_factor=-1)
+            for main, ts in targets.items()
+            for t in ts
+            if t not in counts
+        ]
+        if create and missing:
+            futures = admin.create_topics(missing, operation_timeout=timeout)
+            for name, future in futures.items():
+                try:
+                    future.result(timeout=timeout)
+                except KafkaException as exc:
+                    if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                        log.warning("processing.topic_not_created", topic=name, error=str(exc))
+            wanted = [t.topic for t in missing]
+            deadline = time.monotonic() + timeout
+            while True:
+                counts.update(_counts(admin, wanted, timeout))
+                if all(t in counts for t in wanted) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+        return counts
 
 
 def _counts(admin: AdminClient, names: Iterable[str], timeout: float) -> dict[str, int]:

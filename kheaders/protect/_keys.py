@@ -154,8 +154,13 @@ class StaticKeyring:
         Raises ConfigurationError naming the variable when it is unset or malformed.
         """
         text = os.environ.get(name)
-        if text is None or not text.strip():
-            raise ConfigurationError(f"environment variable {name} holds no keys")
+        if text is None:
+            raise ConfigurationError(f"environment variable {name} is not set")
+        if not text.replace(",", "").strip():
+            raise ConfigurationError(
+                f"environment variable {name} is set but holds no keys: unset it, or give"
+                " kid:base64[,kid:base64...]"
+            )
         current = os.environ.get(name + CURRENT_SUFFIX) or None
         return cls.from_text(text, current, source=f"environment variable {name}")
 
@@ -230,7 +235,12 @@ def _decoded(text: str, what: str) -> bytes:
 
 
 def env_keyring(name: str) -> StaticKeyring | None:
-    """:meth:`StaticKeyring.from_env` when ``name`` is set, else ``None``."""
-    if os.environ.get(name, "").strip():
+    """:meth:`StaticKeyring.from_env` when ``name`` is set, else ``None``.
+
+    A variable set but empty is refused (ConfigurationError), not read as unset: it is what a
+    secret that failed to reach the deployment looks like, and reading it as "no keys" would
+    turn the encryption or verification it configures off in silence.
+    """
+    if name in os.environ:
         return StaticKeyring.from_env(name)
     return None

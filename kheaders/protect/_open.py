@@ -15,6 +15,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from kheaders._errors import DecodeError, IntegrityError
+from kheaders._log import get_logger
 from kheaders._model.headers import Headers
 from kheaders._model.headerwire import encode_block
 from kheaders._model.keys import shown
@@ -47,6 +48,9 @@ _NONCE_LENGTH = NONCE_SIZE + 1
 _NO_HEADERS = b"\x00"
 _HEADERS_KEPT = 256
 """Decoded header prefixes an Opener keeps (then starts again)."""
+_TOPICS_KEPT = 1024
+"""Topics an Opener remembers having warned about (then starts again)."""
+_log = get_logger("kheaders.protect")
 
 
 def refused(reason: str) -> IntegrityError:
@@ -112,7 +116,9 @@ def parse_params(raw: bytes) -> SignatureParams:
 class Opener:
     """Verifies (with ``verifier``) and decrypts (with ``aead``) records read in an accepted
     context (``contexts``, else the topic read). ``require_signature`` / ``require_encryption``
-    refuse records without them; a tombstone (null value) needs no encryption.
+    refuse records without them; a tombstone (null value) needs no encryption. Without a
+    ``verifier``, signed records are opened unchecked and, with ``warn_unverified``, the first
+    one of each topic logs ``protect.signature_not_verified`` (a warning).
     """
 
     __slots__ = (
@@ -120,6 +126,7 @@ class Opener:
         "_contexts",
         "_headers",
         "_verifier",
+        "_warned",
         "require_encryption",
         "require_signature",
     )
@@ -132,11 +139,13 @@ class Opener:
         *,
         require_encryption: bool,
         require_signature: bool,
+        warn_unverified: bool = False,
     ) -> None:
         self._aead = aead
         self._verifier = verifier
         self._contexts = None if contexts is None else frozenset(contexts)
         self._headers: dict[bytes, tuple[str, str, frozenset[str]]] = {}
+        self._warned: set[str] | None = set() if warn_unverified and verifier is None else None
         self.require_encryption = require_encryption
         self.require_signature = require_signature
 
@@ -191,6 +200,8 @@ class Opener:
         if marks.sign is not None or marks.signature is not None:
             if self._verifier is not None:
                 self._verify(topic, marks, pairs, key, value)
+            elif self._warned is not None and topic not in self._warned:
+                self._warn_unverified(topic, marks)
         elif self.require_signature:
             raise refused("not signed, and a signature is required")
         if marks.protect is None:
@@ -198,6 +209,27 @@ class Opener:
                 raise refused("not encrypted, and encryption is required")
             return value
         return self._decrypt(topic, marks.protect, pairs, key, value)
+
+    def _warn_unverified(self, topic: str, marks: Marks) -> None:
+        """Say once per topic that its signed records are read unchecked."""
+        warned = self._warned
+        assert warned is not None
+        if len(warned) >= _TOPICS_KEPT:
+            warned.clear()
+        warned.add(topic)
+        try:
+            kid: str | None = printable(parse_params(marks.sign).kid) if marks.sign else None
+        except IntegrityError:
+            kid = None
+        _log.warning(
+            "protect.signature_not_verified",
+            topic=topic,
+            kid=kid,
+            reason="this topic's records are signed, but this reader holds no verify keys, so"
+            " who wrote them is not checked (a forged or altered signature is accepted too)",
+            fix="pass verify_keyring= (or set KHEADERS_PROTECT_VERIFY_KEYS) to check them, or"
+            " require_signature=False to read them unchecked without this warning",
+        )
 
     def __repr__(self) -> str:
         contexts = "the topic read" if self._contexts is None else sorted(self._contexts)

@@ -76,6 +76,13 @@ def _method(inner: object, name: str) -> Callable[..., Any] | None:
     return bound  # type: ignore[no-any-return]
 
 
+def _given_or_env(keyring: Keyring | None, variable: str) -> Keyring | None:
+    """``keyring`` when one is passed, else the keys environment variable ``variable`` holds
+    (``None`` when it is unset): each role's keys come from the environment unless passed, so
+    passing one keyring never drops another the deployment configured."""
+    return keyring if keyring is not None else env_keyring(variable)
+
+
 def _names(text: str | None) -> tuple[str, ...]:
     return tuple(p.strip() for p in (text or "").split(",") if p.strip())
 
@@ -123,10 +130,12 @@ class ProtectingSerializer:
     (Ed25519, ``signing_keyring``'s current key) what ``inner`` serializes (or the bytes
     given), binding the record key, ``bound_headers`` and ``context`` (default: the topic).
 
-    Built with no keyring (e.g. named in config as a dotted path), it reads
-    ``KHEADERS_PROTECT_KEYS``, ``KHEADERS_PROTECT_SIGNING_KEYS``,
-    ``KHEADERS_PROTECT_BOUND_HEADERS`` and ``KHEADERS_PROTECT_CONTEXT``. A null value stays
-    null (it is still signed). Needs :class:`RecordKeySerializer` as the key serializer.
+    Each of ``keyring``, ``signing_keyring``, ``bound_headers`` and ``context`` left out (or
+    ``None``) is read from ``KHEADERS_PROTECT_KEYS``, ``KHEADERS_PROTECT_SIGNING_KEYS``,
+    ``KHEADERS_PROTECT_BOUND_HEADERS`` and ``KHEADERS_PROTECT_CONTEXT`` when set, so it can
+    be named in config as a dotted path, and passing one keyring never drops encryption or
+    signing the environment configures. A null value stays null (it is still signed). Needs
+    :class:`RecordKeySerializer` as the key serializer.
     Raises ConfigurationError with no keys at all; per record, LookupError without the key
     wrapper, ValueError for a record already protected, TypeError for a value that is not
     bytes (the producer reports each as a SerializationError).
@@ -140,18 +149,20 @@ class ProtectingSerializer:
         *,
         keyring: Keyring | None = None,
         signing_keyring: Keyring | None = None,
-        bound_headers: Iterable[str] = (),
+        bound_headers: Iterable[str] | None = None,
         context: str | None = None,
     ) -> None:
+        keyring = _given_or_env(keyring, KEYS_ENV)
+        signing_keyring = _given_or_env(signing_keyring, SIGNING_KEYS_ENV)
+        if bound_headers is None:
+            bound_headers = _names(os.environ.get(BOUND_ENV))
+        if context is None:
+            context = os.environ.get(CONTEXT_ENV) or None
         if keyring is None and signing_keyring is None:
-            keyring, signing_keyring = env_keyring(KEYS_ENV), env_keyring(SIGNING_KEYS_ENV)
-            bound_headers = bound_headers or _names(os.environ.get(BOUND_ENV))
-            context = context or os.environ.get(CONTEXT_ENV) or None
-            if keyring is None and signing_keyring is None:
-                raise ConfigurationError(
-                    f"ProtectingSerializer: no keys: pass keyring= or signing_keyring=, or set"
-                    f" {KEYS_ENV} or {SIGNING_KEYS_ENV}"
-                )
+            raise ConfigurationError(
+                f"ProtectingSerializer: no keys: pass keyring= or signing_keyring=, or set"
+                f" {KEYS_ENV} or {SIGNING_KEYS_ENV}"
+            )
         self._inner = _method(inner, "serialize")
         try:
             self._sealer = Sealer(
@@ -185,11 +196,16 @@ class UnprotectingDeserializer:
     ``require_encryption=False``); ``verify_keyring`` holds Ed25519 public keys (records must
     then be signed, unless ``require_signature=False``). ``contexts`` are the contexts
     accepted (default: the topic read), e.g. the original topic for a dead-letter reader.
-    Built with no keyring, it reads ``KHEADERS_PROTECT_KEYS``,
-    ``KHEADERS_PROTECT_VERIFY_KEYS`` and ``KHEADERS_PROTECT_CONTEXTS``. Needs
-    :class:`RecordKeyDeserializer` as the key deserializer.
-    Raises ConfigurationError with no keys at all; per record IntegrityError (the consumer
-    raises it naming topic, partition and offset, with the raw record).
+    Each of ``keyring``, ``verify_keyring`` and ``contexts`` left out (or ``None``) is read
+    from ``KHEADERS_PROTECT_KEYS``, ``KHEADERS_PROTECT_VERIFY_KEYS`` and
+    ``KHEADERS_PROTECT_CONTEXTS`` when set (and then required as above). Without verify
+    keys, signed records are read unchecked, and the first of each topic logs the warning
+    ``protect.signature_not_verified`` unless ``require_signature=False`` says that is
+    meant. Needs :class:`RecordKeyDeserializer` as the key deserializer.
+    Raises ConfigurationError with no keys at all, and for ``require_signature=True``
+    without verify keys or ``require_encryption=True`` without keys; per record
+    IntegrityError (the consumer raises it naming topic, partition and offset, with the raw
+    record).
     """
 
     __slots__ = ("_inner", "_opener")
@@ -204,18 +220,29 @@ class UnprotectingDeserializer:
         require_encryption: bool | None = None,
         require_signature: bool | None = None,
     ) -> None:
+        keyring = _given_or_env(keyring, KEYS_ENV)
+        verify_keyring = _given_or_env(verify_keyring, VERIFY_KEYS_ENV)
+        if contexts is None:
+            contexts = _names(os.environ.get(CONTEXTS_ENV)) or None
         if keyring is None and verify_keyring is None:
-            keyring, verify_keyring = env_keyring(KEYS_ENV), env_keyring(VERIFY_KEYS_ENV)
-            contexts = contexts or _names(os.environ.get(CONTEXTS_ENV)) or None
-            if keyring is None and verify_keyring is None:
-                raise ConfigurationError(
-                    f"UnprotectingDeserializer: no keys: pass keyring= or verify_keyring=, or"
-                    f" set {KEYS_ENV} or {VERIFY_KEYS_ENV}"
-                )
+            raise ConfigurationError(
+                f"UnprotectingDeserializer: no keys: pass keyring= or verify_keyring=, or"
+                f" set {KEYS_ENV} or {VERIFY_KEYS_ENV}"
+            )
         if isinstance(contexts, str) or (contexts is not None and not contexts):
             raise ConfigurationError(
                 "contexts must be a non-empty collection of names (not one str); None accepts"
                 " the topic read"
+            )
+        if require_signature and verify_keyring is None:
+            raise ConfigurationError(
+                "UnprotectingDeserializer: require_signature=True needs verify keys to check"
+                f" signatures with: pass verify_keyring= or set {VERIFY_KEYS_ENV}"
+            )
+        if require_encryption and keyring is None:
+            raise ConfigurationError(
+                "UnprotectingDeserializer: require_encryption=True needs keys to decrypt with:"
+                f" pass keyring= or set {KEYS_ENV}"
             )
         self._inner = _method(inner, "deserialize")
         self._opener = Opener(
@@ -228,6 +255,7 @@ class UnprotectingDeserializer:
             require_signature=verify_keyring is not None
             if require_signature is None
             else require_signature,
+            warn_unverified=require_signature is None,
         )
 
     def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> Any:

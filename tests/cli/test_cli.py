@@ -26,6 +26,7 @@ def test_broker_command_prints_its_address_and_stops_on_sigterm() -> None:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert line.startswith("bootstrap.servers=127.0.0.1:")
+        assert proc.stdout.readline().startswith("cluster.id=kheaders-")
         hint = proc.stdout.readline()  # a first consumer: why it waits, and what joins fast
         assert "23 s" in hint
         assert "kheaders.broker.fast_consumer_config(bootstrap, group_id)" in hint

@@ -298,9 +298,13 @@ def test_duplicate_content_type_headers_are_refused() -> None:
     ("headers", "match"),
     [
         ([*ce(), ("ce_subject", b"\xff\xfe")], "not UTF-8"),
-        ([*ce(), ("ce_subject", None)], "no value"),
+        ([*ce()[:1], ("ce_id", None), *ce()[2:]], "'ce_id' for required attribute 'id' has no"),
+        ([*ce(), ("ce_subject", None), ("CE_SUBJECT", b"x")], "duplicate header 'ce_subject'"),
         ([*ce(), ("ce_subject", b"x" * 70_000)], "bytes"),
-        ([*ce(), ("ce_datacontenttype", b"text/plain")], "content-type header"),
+        (
+            [*ce(), ("content-type", b"text/plain"), ("ce_datacontenttype", b"text/csv")],
+            "'content-type' and 'ce_datacontenttype' disagree",
+        ),
         ([*ce(), ("ce_bad-name", b"x")], "lower-case"),
     ],
 )

@@ -284,6 +284,7 @@ assert sent.headers().last_value("correlation.id") == correlation.encode()
         ),
         Elsewhere("tests/interceptors/test_metrics_docs.py"),
     ],
+    "docs/logging.md": [Elsewhere("tests/docs/test_docs_logging.py")] * 4,
     "docs/mirror.md": [Elsewhere("tests/mirror/test_docs_mirror.py")] * 3
     + [Elsewhere("tests/mirror/test_spark_mirror.py")] * 2,
     "docs/protect.md": [Elsewhere("tests/protect/test_protect_docs.py")] * 4,

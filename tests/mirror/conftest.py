@@ -19,7 +19,7 @@ from confluent_kafka import TopicPartition
 
 from kheaders.broker import create_topic
 from kheaders.mirror import Mirror
-from tests.support.brokers import cluster_id, local_broker
+from tests.support.brokers import cluster_id, local_broker, topic_base
 
 CLUSTER_B = cluster_id("kheaders-mirrorb")
 
@@ -40,7 +40,7 @@ def both_topics(
 ) -> Callable[..., str]:
     """``both_topics(partitions=1, dlt=True) -> name``: the same fresh topic on A and B (and
     its ``.dlt`` dead-letter topic on both)."""
-    base = request.node.name.replace("[", "-").replace("]", "")[:50]
+    base = topic_base(request.node.name, 50)
 
     def make(partitions: int = 1, dlt: bool = True) -> str:
         name = f"{base}-{uuid.uuid4().hex[:8]}"

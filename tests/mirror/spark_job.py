@@ -22,11 +22,11 @@ from confluent_kafka.admin import AdminClient
 from kheaders.broker import create_topic
 from kheaders.mirror import HOPS
 from kheaders.mirror._copy import Copier
-from tests.mirror.conftest import read_all
+from tests.mirror.conftest import CLUSTER_B, read_all
 from tests.spark.cluster_job import _executors, _session
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "mirror.md"
-B_ID = "kheaders-mirror-b"
+B_ID = CLUSTER_B  # cluster B's id, as its broker reports it (the conftest starts it so)
 
 # (topic, key, headers): the docs' cases, a copy that already visited B, refused hops
 RECORDS: list[tuple[str, bytes, list[tuple[str, bytes | None]]]] = [

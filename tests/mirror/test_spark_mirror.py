@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.mirror.conftest import CLUSTER_B
+
 pytest.importorskip("pyspark", reason="pyspark is not installed (the spark extra)")
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
@@ -51,4 +53,4 @@ def test_the_spark_form_copies_as_the_mirror_does_on_local_cluster(
     assert "not a cluster id" in found["dead_reason"]
     # streaming: 8 records over two runs, k4 dropped, k5 fanned out: each copy once
     assert found["streamed"] == ["k1", "k2", "k3", "k5", "k5", "k6", "k7", "k8"]
-    assert found["streamed_hops"] == [f"{found['a_id']},kheaders-mirror-b"]
+    assert found["streamed_hops"] == [f"{found['a_id']},{CLUSTER_B}"]

@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
+import confluent_kafka
 import pytest
 
 from kheaders.broker import create_topic
@@ -87,7 +88,7 @@ def test_each_failing_record_is_tried_once_per_delay_then_dead_lettered_byte_for
         original = by_value[d.value]
         assert d.key == original.key
         assert d.partition == original.partition  # the same partition number
-        assert d.timestamp == original.timestamp
+        assert d.timestamp[1] >= original.timestamp[1]  # stamped when sent (as Spring)
         assert d.headers[: len(original.headers)] == original.headers  # order, dups, None
         added = dict(d.headers[len(original.headers) :])
         assert len(added) == len(d.headers) - len(original.headers)  # each added once
@@ -215,3 +216,49 @@ def test_a_retry_record_written_by_spring_is_honoured(
     moved = [r for r in onward if r.value == b"java-legacy"]
     assert len(moved) == 1
     assert moved[0].last(sh.ATTEMPTS) == (3).to_bytes(4, "big")
+
+
+WEEK_MS = 7 * 24 * 3600 * 1000
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("keep", [False, True])
+def test_retry_and_dead_letter_records_are_stamped_when_sent_unless_told_to_keep(
+    bootstrap: str, topic_factory: Callable[..., str], kind: str, keep: bool
+) -> None:
+    """Issue 32.2: as Spring's DeadLetterPublishingRecoverer, a retry or dead-letter record
+    gets the producer's send time (a week-old record's dead letter does not fall out of a
+    topic with a week's retention); the original's time is in kafka_original-timestamp.
+    ``keep_timestamps=True`` keeps the original's."""
+    topic = topic_factory()
+    old = time.time_ns() // 1_000_000 - WEEK_MS
+    producer = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
+    producer.produce(topic, key=b"k", value=b"week-old", timestamp=old)
+    assert producer.flush(30) == 0
+    before = time.time_ns() // 1_000_000
+
+    def handle(msg: Any) -> None:
+        raise AlwaysFails("no")
+
+    running = Running(
+        make(
+            kind,
+            config(bootstrap),
+            [topic],
+            handle,
+            retry=RetryTopics(delays=[0.1]),
+            keep_timestamps=keep,
+        )
+    )
+    try:
+        dead = read_all(bootstrap, f"{topic}-dlt", 1)
+        retried = read_all(bootstrap, f"{topic}-retry", 1)
+    finally:
+        running.stop()
+    for record in (retried[0], dead[0]):
+        assert record.last(sh.ORIGINAL_TIMESTAMP) == old.to_bytes(8, "big")
+        if keep:
+            assert record.timestamp == (confluent_kafka.TIMESTAMP_CREATE_TIME, old)
+        else:
+            assert record.timestamp[0] == confluent_kafka.TIMESTAMP_CREATE_TIME
+            assert record.timestamp[1] >= before  # sent after the record was produced

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+from structlog.testing import capture_logs
 
 from kheaders import Consumer, DeadLetterPublisher, JsonDeserializer, ProcessingError, Producer
 from kheaders.processing import DeadLetter, RetryTopics
@@ -106,13 +107,21 @@ def test_a_failure_with_nowhere_to_go_stops_the_processor_uncommitted(
 
     def handle(msg: Any) -> None:
         if msg.value() == b"bad":
-            raise ValueError("bad")
+            raise ValueError("card declined\nby the bank " + "x" * 2000)
 
     group = f"nowhere-{kind}"
-    running = Running(make(kind, config(bootstrap, group), [topic], handle))
-    wait_for(lambda: not running.alive, what="the processor to stop")
-    with pytest.raises(ProcessingError, match=rf"{topic}\[0\]@1"):
-        running.stop()
+    with capture_logs() as logs:
+        running = Running(make(kind, config(bootstrap, group), [topic], handle))
+        wait_for(lambda: not running.alive, what="the processor to stop")
+        with pytest.raises(ProcessingError, match=rf"{topic}\[0\]@1") as raised:
+            running.stop()
+    # the handler's own message is shown (issue 35.10), escaped and bounded in length
+    assert "ValueError: card declined\\nby the bank xxx" in str(raised.value)
+    assert len(str(raised.value)) < 1000
+    (failed,) = [e for e in logs if e["event"] == "processing.failed"]
+    assert failed["error"].startswith("ValueError: card declined\\nby the bank xxx")
+    assert len(failed["error"]) < 1000
+    assert b"bad".decode() not in failed["error"]  # the record's value is never logged
     reader = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
     try:
         (committed,) = reader.committed([TopicPartition(topic, 0)], timeout=10)

@@ -158,3 +158,14 @@ def test_a_key_deserialization_failure_uses_the_key_exception_headers() -> None:
     assert out[sh.KEY_EXCEPTION_FQCN] == b"builtins.UnicodeDecodeError"
     assert sh.EXCEPTION_FQCN not in out
     assert out[sh.ORIGINAL_TIMESTAMP] == sh.encode_long(-1)  # no timestamp: Java's -1
+
+
+def test_the_module_the_docs_name_imports_by_its_dotted_path() -> None:
+    """docs/processing.md names ``kheaders.processing.spring_headers``: a ``from ... import``
+    of it works (issue 35.4), and it is the one implementation the package attribute is."""
+    import kheaders.processing
+    from kheaders.processing.spring_headers import ATTEMPTS, decode_attempts
+
+    assert decode_attempts(b"\x00\x00\x00\x03") == 3
+    assert ATTEMPTS == "retry_topic-attempts"
+    assert kheaders.processing.spring_headers.decode_attempts is decode_attempts

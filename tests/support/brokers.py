@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 from typing import Literal
 
 import pytest
@@ -54,3 +55,10 @@ def local_broker(
     if reference_local() == "apache":
         return ApacheKafka(port, advertised_port=advertised_port, cluster_id=ident)
     return EmbeddedBroker(port, advertised_port=advertised_port, cluster_id=ident)
+
+
+def topic_base(test_name: str, length: int = 60) -> str:
+    """A topic name prefix from a test's name: Apache Kafka takes only ASCII letters, digits,
+    ``.``, ``_`` and ``-`` (Tansu took any text, so parametrized ids with newlines or
+    brackets went through there); everything else becomes ``-``."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", test_name)[:length]

@@ -14,6 +14,37 @@ copied from it):
 
 from __future__ import annotations
 
+__all__ = [
+    "ATTEMPTS",
+    "ATTEMPTS_HARD_CAP",
+    "BACKOFF_TIMESTAMP",
+    "EXCEPTION_CAUSE_FQCN",
+    "EXCEPTION_FQCN",
+    "EXCEPTION_HEADERS",
+    "EXCEPTION_MESSAGE",
+    "EXCEPTION_STACKTRACE",
+    "KEY_EXCEPTION_FQCN",
+    "KEY_EXCEPTION_MESSAGE",
+    "KEY_EXCEPTION_STACKTRACE",
+    "ORIGINAL_CONSUMER_GROUP",
+    "ORIGINAL_HEADERS",
+    "ORIGINAL_OFFSET",
+    "ORIGINAL_PARTITION",
+    "ORIGINAL_TIMESTAMP",
+    "ORIGINAL_TIMESTAMP_RETRY",
+    "ORIGINAL_TIMESTAMP_TYPE",
+    "ORIGINAL_TOPIC",
+    "RETRY_HEADERS",
+    "TIMESTAMP_TYPES",
+    "decode_attempts",
+    "decode_big_integer",
+    "decode_fixed",
+    "decode_timestamp",
+    "encode_big_integer",
+    "encode_int",
+    "encode_long",
+]
+
 ATTEMPTS = "retry_topic-attempts"
 BACKOFF_TIMESTAMP = "retry_topic-backoff-timestamp"
 ORIGINAL_TIMESTAMP_RETRY = "retry_topic-original-timestamp"
