@@ -95,12 +95,13 @@ def spring_headers(
     ts_type, ts = timestamp
     if ts_type not in sh.TIMESTAMP_TYPES:
         ts = -1
+    ts_name = sh.TIMESTAMP_TYPES.get(ts_type, sh.NO_TIMESTAMP_TYPE)
     originals: list[tuple[str, bytes | None]] = [
         (sh.ORIGINAL_TOPIC, topic.encode()),
         (sh.ORIGINAL_PARTITION, sh.encode_int(partition)),
         (sh.ORIGINAL_OFFSET, sh.encode_long(offset)),
         (sh.ORIGINAL_TIMESTAMP, sh.encode_long(ts)),
-        (sh.ORIGINAL_TIMESTAMP_TYPE, sh.TIMESTAMP_TYPES.get(ts_type, "NO_TIMESTAMP_TYPE").encode()),
+        (sh.ORIGINAL_TIMESTAMP_TYPE, ts_name.encode()),
     ]
     if group:
         originals.append((sh.ORIGINAL_CONSUMER_GROUP, group.encode()))

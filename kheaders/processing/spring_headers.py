@@ -26,6 +26,7 @@ __all__ = [
     "KEY_EXCEPTION_FQCN",
     "KEY_EXCEPTION_MESSAGE",
     "KEY_EXCEPTION_STACKTRACE",
+    "NO_TIMESTAMP_TYPE",
     "ORIGINAL_CONSUMER_GROUP",
     "ORIGINAL_HEADERS",
     "ORIGINAL_OFFSET",
@@ -90,8 +91,13 @@ RETRY_HEADERS = (ATTEMPTS, BACKOFF_TIMESTAMP, ORIGINAL_TIMESTAMP_RETRY)
 ATTEMPTS_HARD_CAP = 100
 """Spring reads an attempts value outside 1..100 as 1."""
 
-TIMESTAMP_TYPES = {1: "CREATE_TIME", 2: "LOG_APPEND_TIME"}
-"""confluent-kafka's timestamp types as Java's ``TimestampType`` enum names."""
+TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
+"""confluent-kafka's timestamp types as Spring writes them: ``TimestampType.toString()``, the
+type's ``name`` field (``CreateTime``), not the enum constant (``CREATE_TIME``); checked
+against Spring Kafka 4.1 in tests/interop/test_spring_retry.py."""
+
+NO_TIMESTAMP_TYPE = "NoTimestampType"
+"""Java's ``TimestampType.NO_TIMESTAMP_TYPE`` as Spring writes it."""
 
 
 def encode_big_integer(value: int) -> bytes:

@@ -96,7 +96,7 @@ def test_each_failing_record_is_tried_once_per_delay_then_dead_lettered_byte_for
         assert added[sh.ORIGINAL_PARTITION] == original.partition.to_bytes(4, "big")
         assert added[sh.ORIGINAL_OFFSET] == original.offset.to_bytes(8, "big")
         assert added[sh.ORIGINAL_TIMESTAMP] == original.timestamp[1].to_bytes(8, "big")
-        assert added[sh.ORIGINAL_TIMESTAMP_TYPE] == b"CREATE_TIME"
+        assert added[sh.ORIGINAL_TIMESTAMP_TYPE] == b"CreateTime"
         assert added[sh.ORIGINAL_CONSUMER_GROUP] == group.encode()
         assert added[sh.EXCEPTION_FQCN] == f"{__name__}.AlwaysFails".encode()
         assert added[sh.EXCEPTION_MESSAGE] == f"record {d.value!r} cannot be handled".encode()
@@ -152,7 +152,7 @@ def test_a_retry_record_written_by_spring_is_honoured(
         (sh.ORIGINAL_PARTITION, (1).to_bytes(4, "big")),
         (sh.ORIGINAL_OFFSET, (42).to_bytes(8, "big")),
         (sh.ORIGINAL_TIMESTAMP, (1_700_000_000_000).to_bytes(8, "big")),
-        (sh.ORIGINAL_TIMESTAMP_TYPE, b"CREATE_TIME"),
+        (sh.ORIGINAL_TIMESTAMP_TYPE, b"CreateTime"),
         (sh.EXCEPTION_FQCN, b"java.lang.IllegalStateException"),
         (sh.ORIGINAL_TIMESTAMP_RETRY, (1_700_000_000_000).to_bytes(6, "big", signed=True)),
     ]
