@@ -7,6 +7,7 @@ byte, and every other record is reported failed, exactly once (to its future and
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import uuid
 from collections import Counter
@@ -148,8 +149,9 @@ async def test_async_clients_lose_no_acknowledged_record_through_faults(
             replaced += 1
         key = b"r%06d" % i
         value = rng.randbytes(rng.randrange(8, 64))
-        fut = await state["producer"].produce(topic, value, key, headers=record_headers(i, rng))
-        fut.add_done_callback(lambda f, key=key: settled(key, f))
+        producer: AIOProducer = state["producer"]
+        fut = await producer.produce(topic, value, key, headers=record_headers(i, rng))
+        fut.add_done_callback(functools.partial(settled, key))
         return fut
 
     async def until_acknowledged(first: int, rng: random.Random, timeout: float = 120) -> int:
