@@ -1,7 +1,8 @@
 """No record lost through a faulty network: a proxy cuts, stalls and delays broker traffic.
 
-The embedded broker advertises the proxy's port, so every client connection (bootstrap and
-after metadata) crosses the proxy. The producer is idempotent; the consumer commits after
+The broker (Apache Kafka, shared by the fault tests; Tansu where Java or Maven is missing)
+advertises the proxy's port, so every client connection (bootstrap and after metadata)
+crosses the proxy. The producer is idempotent; the consumer commits after
 processing and is restarted mid-run from its committed offsets.
 """
 
