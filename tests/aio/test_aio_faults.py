@@ -43,7 +43,7 @@ class _Consumer:
         self.done = asyncio.Event()
         self.commit_failures = 0
         self.restarts = 0
-        self.sample: Headers | None = None
+        self.sample: Headers | None = None  # kheaders' consumers give Headers
 
     async def _open(self) -> AIOConsumer:
         consumer = AIOConsumer(
@@ -79,7 +79,7 @@ class _Consumer:
             for msg in batch:
                 if msg.error() is None:
                     self.ledger.consume(record_digest(msg.key(), msg.value(), msg.headers()))
-                    self.sample = msg.headers()
+                    self.sample = msg.headers()  # type: ignore[assignment]
             processed += len(batch)
             if batch:
                 try:

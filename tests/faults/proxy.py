@@ -18,6 +18,7 @@ The event loop runs in a daemon thread; every public method is thread-safe.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import multiprocessing
@@ -137,7 +138,10 @@ class FaultProxy:
         self.stop()
 
     def _call(self, coro: object) -> object:
-        future = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        future: concurrent.futures.Future[object] = asyncio.run_coroutine_threadsafe(
+            coro,  # type: ignore[arg-type]
+            self._loop,
+        )
         return future.result(10)
 
     # -- faults on command -------------------------------------------------------------------

@@ -374,7 +374,7 @@ def _acknowledged_records_survive(bootstrap: str, restart: Callable[[], None]) -
         msg = consumer.poll(0.2)
         if msg is not None and msg.error() is None:
             key = msg.key() or b""
-            got[key] = record_digest(key, msg.value(), msg.headers())  # type: ignore[arg-type]
+            got[key] = record_digest(key, msg.value(), msg.headers())
     consumer.close()
     assert set(got) == reports.delivered
     assert all(got[key] == reports.digests[key] for key in got)  # byte for byte

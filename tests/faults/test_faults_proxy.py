@@ -196,7 +196,7 @@ class _Consumer(threading.Thread):
     ) -> None:
         super().__init__(daemon=True)
         self.logger = logger
-        self.sample: Headers | None = None
+        self.sample: Headers | None = None  # kheaders' consumers give Headers
         self.bootstrap, self.topic, self.ledger = bootstrap, topic, ledger
         self.restart_after = restart_after
         self.done = threading.Event()
@@ -248,7 +248,7 @@ class _Consumer(threading.Thread):
                     if msg.error() is not None:
                         continue
                     self.ledger.consume(record_digest(msg.key(), msg.value(), msg.headers()))
-                    self.sample = msg.headers()
+                    self.sample = msg.headers()  # type: ignore[assignment]
                 processed += len(batch)
                 if batch:
                     self._commit(consumer)
