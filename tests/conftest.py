@@ -24,7 +24,7 @@ from kheaders.broker import (
     find_or_start_broker,
     java_and_maven_missing,
 )
-from tests.support.brokers import reference_local, topic_base
+from tests.support.brokers import LocalBroker, reference_local, topic_base
 
 if TYPE_CHECKING:
     from tests.faults.proxy import FaultProxy
@@ -83,22 +83,35 @@ def topic_factory(bootstrap: str, request: pytest.FixtureRequest) -> Callable[..
     return make
 
 
+@pytest.fixture(scope="session")
+def proxied_upstream() -> Iterator[LocalBroker]:
+    """A broker of the reference kind that advertises a port where each ``proxied`` test puts
+    its own fault proxy: started once, shared by the fault tests (topics are per test)."""
+    from tests.faults.proxy import proxied_local_broker
+
+    broker = proxied_local_broker()
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
 @pytest.fixture
-def proxied() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
-    """A fresh embedded broker that clients reach through a fault proxy (tests/faults/proxy.py)."""
-    from tests.faults.proxy import SEED, proxied_broker
+def proxied(proxied_upstream: LocalBroker) -> Iterator[tuple[LocalBroker, FaultProxy]]:
+    """The shared broker that clients reach through a fresh fault proxy (tests/faults/proxy.py)."""
+    from tests.faults.proxy import SEED, fault_proxy
 
-    with proxied_broker(seed=SEED) as pair:
-        yield pair
+    with fault_proxy(proxied_upstream, seed=SEED) as proxy:
+        yield proxied_upstream, proxy
 
 
 @pytest.fixture
-def proxied_process() -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
+def proxied_process(proxied_upstream: LocalBroker) -> Iterator[tuple[LocalBroker, FaultProxy]]:
     """As ``proxied``, the proxy running in a process of its own."""
-    from tests.faults.proxy import SEED, proxied_broker
+    from tests.faults.proxy import SEED, fault_proxy
 
-    with proxied_broker(seed=SEED, own_process=True) as pair:
-        yield pair
+    with fault_proxy(proxied_upstream, seed=SEED, own_process=True) as proxy:
+        yield proxied_upstream, proxy
 
 
 @pytest.fixture

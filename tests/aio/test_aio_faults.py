@@ -7,7 +7,9 @@ byte, and every other record is reported failed, exactly once (to its future and
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
+import uuid
 from collections import Counter
 from typing import Any
 
@@ -20,9 +22,10 @@ from interceptors.logging import LoggingInterceptor
 from interceptors.tracing import TracingProducerInterceptor
 from kheaders import Headers
 from kheaders.aio import AIOConsumer, AIOProducer
-from kheaders.broker import EmbeddedBroker, create_topic, wait_for_broker
+from kheaders.broker import ApacheKafka, create_topic, wait_for_broker
 from tests.faults.ledger import AckLedger, CountingLogger, Ledger, record_digest, record_headers
 from tests.faults.proxy import MESSAGE_TIMEOUT_MS, PARTITIONS, RATE, SEED, FaultProxy
+from tests.support.brokers import LocalBroker
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -40,7 +43,7 @@ class _Consumer:
         self.done = asyncio.Event()
         self.commit_failures = 0
         self.restarts = 0
-        self.sample: Headers | None = None
+        self.sample: Headers | None = None  # kheaders' consumers give Headers
 
     async def _open(self) -> AIOConsumer:
         consumer = AIOConsumer(
@@ -76,7 +79,7 @@ class _Consumer:
             for msg in batch:
                 if msg.error() is None:
                     self.ledger.consume(record_digest(msg.key(), msg.value(), msg.headers()))
-                    self.sample = msg.headers()
+                    self.sample = msg.headers()  # type: ignore[assignment]
             processed += len(batch)
             if batch:
                 try:
@@ -91,10 +94,12 @@ class _Consumer:
 
 
 async def test_async_clients_lose_no_acknowledged_record_through_faults(
-    proxied_process: tuple[EmbeddedBroker, FaultProxy],
+    proxied_process: tuple[LocalBroker, FaultProxy],
 ) -> None:
     broker, proxy = proxied_process
-    topic = create_topic(broker.bootstrap, "aio-faults", partitions=PARTITIONS)
+    topic = create_topic(
+        broker.bootstrap, f"aio-faults-{uuid.uuid4().hex[:8]}", partitions=PARTITIONS
+    )
     ledger = Ledger()
     acks = AckLedger(ledger)
     produce_log = CountingLogger()
@@ -134,9 +139,9 @@ async def test_async_clients_lose_no_acknowledged_record_through_faults(
         ):
             state["fenced"] = True
 
-    async def send(i: int, rng: random.Random) -> None:
+    async def send(i: int, rng: random.Random) -> asyncio.Future[Message]:
         nonlocal replaced
-        if state["fenced"]:  # the embedded broker fences an idempotent producer after timeouts
+        if state["fenced"]:  # Tansu fences an idempotent producer after timeouts (see below)
             old: AIOProducer = state["producer"]
             assert await old.close(MESSAGE_TIMEOUT_MS / 1000 * 3) == 0
             chain_errors.update(old.interceptors.errors)
@@ -144,15 +149,35 @@ async def test_async_clients_lose_no_acknowledged_record_through_faults(
             replaced += 1
         key = b"r%06d" % i
         value = rng.randbytes(rng.randrange(8, 64))
-        fut = await state["producer"].produce(topic, value, key, headers=record_headers(i, rng))
-        fut.add_done_callback(lambda f, key=key: settled(key, f))
+        producer: AIOProducer = state["producer"]
+        fut = await producer.produce(topic, value, key, headers=record_headers(i, rng))
+        fut.add_done_callback(functools.partial(settled, key))
+        return fut
+
+    async def until_acknowledged(first: int, rng: random.Random, timeout: float = 120) -> int:
+        """Send records ``first``, ``first + 1``, ... one at a time until one is acknowledged
+        (the producer delivers, again); each is an ordinary record. Returns the next id."""
+        deadline = loop.time() + timeout
+        i = first
+        while True:
+            fut = await send(i, rng)
+            i += 1
+            done, _ = await asyncio.wait([fut], timeout=max(0.0, deadline - loop.time()))
+            assert done, f"no record acknowledged in {timeout} s"
+            if fut.exception() is None:
+                return i
 
     consumer = _Consumer(proxy.address, topic, ledger, restart_after=RECORDS // 3)
     consuming = asyncio.create_task(consumer.run())
-    proxy.start_chaos(interval_ms=(150, 450), max_faults=25, max_stall_ms=400)
     loop = asyncio.get_running_loop()
     rng = random.Random(SEED)
+    blackout: list[asyncio.Future[Message]] = []
     with provider.get_tracer("faults").start_as_current_span("produce-all"):
+        # Faults hit a running producer, one with its producer id and metadata (see the sync
+        # test: a client starting under cuts every few hundred milliseconds may take longer
+        # than message.timeout.ms to get there, more so on a busy machine).
+        next_id = await until_acknowledged(RECORDS, rng)
+        proxy.start_chaos(interval_ms=(150, 450), max_faults=25, max_stall_ms=400)
         start = loop.time()
         i = 0
         while i < RECORDS:
@@ -160,8 +185,11 @@ async def test_async_clients_lose_no_acknowledged_record_through_faults(
                 proxy.refuse(True)
                 proxy.cut()
                 for j in range(i, i + BLACKOUT_RECORDS):
-                    await send(j, rng)
-                await asyncio.sleep(MESSAGE_TIMEOUT_MS / 1000 + 0.7)
+                    blackout.append(await send(j, rng))
+                # until every one of them is told (a condition, not a sleep: a busy machine
+                # may scan for timeouts late, and none may slip through then)
+                _, pending = await asyncio.wait(blackout, timeout=120)
+                assert not pending, "blackout records not reported in 120 s"
                 proxy.refuse(False)
                 i += BLACKOUT_RECORDS
                 start = loop.time() - i / RATE
@@ -170,10 +198,17 @@ async def test_async_clients_lose_no_acknowledged_record_through_faults(
             i += 1
             if i % 500 == 0:
                 await asyncio.sleep(max(i / RATE - (loop.time() - start), 0))
+        deadline = loop.time() + 120
+        while not proxy.chaos_done():  # every seeded fault happened, however fast we were
+            assert loop.time() < deadline, "the chaos did not end in 120 s"
+            await asyncio.sleep(0.1)
+        proxy.stop_chaos()
+        # Records may be lost to timeouts through the faults (how many depends on the
+        # machine's speed), the ability to deliver never: after them one gets through.
+        next_id = await until_acknowledged(next_id, rng)
     producer: AIOProducer = state["producer"]
     left = await producer.close(MESSAGE_TIMEOUT_MS / 1000 * 3)
     chain_errors.update(producer.interceptors.errors)
-    proxy.stop_chaos()
     assert left == 0, f"{left} records still queued after flush"
     deadline = loop.time() + 60
     while ledger.acked_consumed() < len(ledger.acked) and loop.time() < deadline:
@@ -189,20 +224,25 @@ async def test_async_clients_lose_no_acknowledged_record_through_faults(
         f"\nfailures: {dict(ledger.failure_kinds())}; producers replaced: {replaced}"
     )
     ledger.check()
-    assert summary["sent"] == RECORDS
+    assert set(ledger.sent) == {b"r%06d" % i for i in range(next_id)}
     assert set(outcomes) == set(ledger.sent)
     assert max(outcomes.values()) == 1
     assert set(acks.acks) == set(ledger.sent)
     assert max(acks.acks.values()) == 1
     assert set(acks.ack_errors) == set(ledger.failed)
     assert acks.queue_full == 0  # the async producer never surfaces BufferError
-    assert summary["reported_failed"] >= BLACKOUT_RECORDS // 2  # the blackout was felt
-    # Progress, not a quota: on the embedded broker an idempotent producer whose records time
-    # out is fenced, and how many records that costs depends on the machine's load.
-    assert summary["acknowledged"] >= RECORDS // 10
+    assert all(fut.exception() is not None for fut in blackout)  # nothing crossed it
+    # Tansu (the embedded broker, 0.6) fences an idempotent producer whose records timed
+    # out (PRODUCER_FENCED for every later record) and the test replaces it as an
+    # application must; that is how 560 of 30,000 came to be acknowledged on a busy machine.
+    # Apache Kafka is right not to fence it: fencing is for a newer instance of the same
+    # transactional.id, and an idempotent producer bumps its epoch after in-flight records
+    # time out (KIP-360) and carries on with the same producer.
+    if isinstance(broker, ApacheKafka):
+        assert replaced == 0
     assert stats.cuts >= 2
     assert not any(chain_errors.values())
-    assert produce_log.events["kafka.send"] == RECORDS
+    assert produce_log.events["kafka.send"] == next_id
     assert consumer.sample is not None
     assert consumer.sample.last_value("client.id") == b"aio-faults-producer"
     assert consumer.sample.last_value("traceparent") is not None

@@ -8,15 +8,21 @@ import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kheaders import Headers, ProducerRecord, RecordMetadata
 from kheaders._model.headers import received
 
 
 def record_digest(
-    key: bytes | None, value: bytes | None, headers: Iterable[tuple[str, bytes | None]] | None
+    key: bytes | None, value: bytes | None, headers: Iterable[tuple[str, Any]] | object
 ) -> bytes:
-    """A digest over key, value and headers byte for byte (order, duplicates and nulls count)."""
+    """A digest over key, value and headers byte for byte (order, duplicates and nulls count).
+
+    ``headers``: a list of (key, value) pairs or None (confluent-kafka's type hints also allow
+    a dict, which received records never carry: a TypeError here)."""
+    if not isinstance(headers, Iterable | None) or isinstance(headers, dict):
+        raise TypeError(f"headers are a list of pairs or None, not {type(headers).__name__}")
     h = hashlib.blake2b(digest_size=16)
     for part in (key, value):
         if part is None:

@@ -8,8 +8,9 @@ a maximum delay), so a run is reproducible in what it does if not to the microse
 
 Kafka brokers name their own address in metadata, and clients connect to that address after
 bootstrap, so a proxy only sees the traffic when the broker *advertises the proxy's port*:
-run ``EmbeddedBroker(advertised_port=proxy.port)`` and bootstrap through the proxy (see
-:func:`proxied_broker`).
+start the broker with ``advertised_port=proxy.port`` (both ``ApacheKafka`` and
+``EmbeddedBroker`` take it) and bootstrap through the proxy (see :func:`proxied_broker` and
+:func:`fault_proxy`).
 
 The event loop runs in a daemon thread; every public method is thread-safe.
 """
@@ -17,6 +18,7 @@ The event loop runs in a daemon thread; every public method is thread-safe.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import dataclasses
 import multiprocessing
@@ -27,7 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
-from kheaders.broker import EmbeddedBroker, free_port
+from kheaders.broker import free_port
+from tests.support.brokers import LocalBroker, local_broker
 
 _CHUNK = 64 * 1024
 
@@ -135,7 +138,10 @@ class FaultProxy:
         self.stop()
 
     def _call(self, coro: object) -> object:
-        future = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        future: concurrent.futures.Future[object] = asyncio.run_coroutine_threadsafe(
+            coro,  # type: ignore[arg-type]
+            self._loop,
+        )
         return future.result(10)
 
     # -- faults on command -------------------------------------------------------------------
@@ -413,22 +419,47 @@ MESSAGE_TIMEOUT_MS = 6000
 
 
 @contextlib.contextmanager
-def proxied_broker(
-    seed: int = 0, *, own_process: bool = False
-) -> Iterator[tuple[EmbeddedBroker, FaultProxy]]:
-    """An embedded broker that advertises a fault proxy's port; clients bootstrap at the proxy.
+def fault_proxy(
+    broker: LocalBroker, seed: int = 0, *, own_process: bool = False
+) -> Iterator[FaultProxy]:
+    """A fresh fault proxy on the port ``broker`` advertises, forwarding to its real port.
 
-    Every client connection, bootstrap and after metadata, goes through the proxy; with
+    A broker outlives many proxies this way (one per test: fresh statistics, no chaos or
+    refusal left over from the last test) while a new broker costs seconds to start. With
     ``own_process`` the proxy runs in a process of its own (:class:`ProcessFaultProxy`).
     """
-    proxy_port = free_port()
-    broker = EmbeddedBroker(advertised_port=proxy_port).start()
     kind = ProcessFaultProxy if own_process else FaultProxy
-    proxy: FaultProxy = kind(("127.0.0.1", broker.port), proxy_port, seed=seed).start()  # type: ignore[assignment]
+    proxy: FaultProxy = kind(  # type: ignore[assignment]
+        ("127.0.0.1", broker.port), broker.advertised_port, seed=seed
+    ).start()
     try:
-        yield broker, proxy
+        yield proxy
     finally:
         proxy.stop()
+
+
+def proxied_local_broker() -> LocalBroker:
+    """A started broker of the reference kind (Apache Kafka, else Tansu) that advertises a free
+    port where no one listens until :func:`fault_proxy` puts a proxy there.
+
+    Everything that reaches the broker at its advertised address crosses the proxy: every
+    client connection after bootstrap, and on Apache Kafka the broker's own inter-broker
+    requests too (transaction markers), which the fault tests do not use.
+    """
+    return local_broker(advertised_port=free_port()).start()
+
+
+@contextlib.contextmanager
+def proxied_broker(
+    seed: int = 0, *, own_process: bool = False
+) -> Iterator[tuple[LocalBroker, FaultProxy]]:
+    """A fresh broker (:func:`proxied_local_broker`) behind a fresh :func:`fault_proxy`;
+    clients bootstrap at the proxy. The test fixtures share one broker instead."""
+    broker = proxied_local_broker()
+    try:
+        with fault_proxy(broker, seed, own_process=own_process) as proxy:
+            yield broker, proxy
+    finally:
         broker.stop()
 
 

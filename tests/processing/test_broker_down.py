@@ -4,6 +4,7 @@ is handled again later. Spans, the duration histogram and the counters are check
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import Any
 
 import pytest
@@ -32,7 +33,7 @@ def _sums(reader: InMemoryMetricReader) -> dict[str, float]:
                 for point in metric.data.data_points:
                     value = getattr(point, "value", None)
                     if value is None:
-                        value = point.count  # a histogram: how many were recorded
+                        value = point.count  # type: ignore[union-attr]  # a histogram: how many
                     out[metric.name] = out.get(metric.name, 0) + value
     return out
 
@@ -54,7 +55,7 @@ def test_a_failure_unpublished_while_the_broker_is_down_is_handled_again_uncommi
 ) -> None:
     _broker, proxy = proxied
     bootstrap = proxy.address
-    topic = create_topic(bootstrap, "down", partitions=1)
+    topic = create_topic(bootstrap, f"down-{uuid.uuid4().hex[:8]}", partitions=1)
     records = [
         {"key": b"k", "value": f"v{i}".encode(), "headers": [("traceparent", TRACEPARENT)]}
         for i in range(10)
@@ -80,9 +81,20 @@ def test_a_failure_unpublished_while_the_broker_is_down_is_handled_again_uncommi
     spans = InMemorySpanExporter()
     tracing = TracerProvider()
     tracing.add_span_processor(SimpleSpanProcessor(spans))
+    # The session outlasts the blackout by far. librdkafka itself gives up a member that got
+    # no answer from its coordinator for session.timeout.ms ("Consumer group session timed
+    # out ... revoking assignment and rejoining"), and Apache Kafka evicts it as well; the
+    # partition then restarts from the last commit and v5 is handled a third time: right,
+    # at least once, but not what this test is about. At the processing tests' 3 s session
+    # the blackout (message.timeout.ms, 2 s, and the time to notice) came within a hair of
+    # it on Tansu and crossed it on Kafka. (Not longer: a Tansu join takes half of it.)
+    settings: dict[str, Any] = {
+        "interceptor.classes": [Commits(events)],
+        "session.timeout.ms": 20_000,
+    }
     proc = make(
         kind,
-        config(bootstrap, **{"interceptor.classes": [Commits(events)]}),
+        config(bootstrap, None, **settings),
         [topic],
         handle,
         retry=RetryTopics(delays=[0.2]),
