@@ -18,10 +18,9 @@ from kheaders.broker._finder import (
     docker_available,
     fast_consumer_config,
     find_or_start_broker,
-    free_port,
     running_broker,
-    wait_for_broker,
 )
+from kheaders.broker._net import free_port, wait_for_broker
 
 __all__ = [
     "BOOTSTRAP_ENV",

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kheaders._errors import BrokerUnavailableError
+from kheaders.broker._net import free_port, wait_for_broker
 
 KAFKA_VERSION = "4.4.0"
 """The Apache Kafka release started by :class:`ApacheKafka` (share groups are GA from 4.2)."""
@@ -164,13 +165,6 @@ def new_cluster_id() -> str:
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @dataclass(frozen=True)
 class Listener:
     """An extra client listener: ``name`` (e.g. ``SSL``, ``SASL_SSL``), its security
@@ -202,12 +196,12 @@ class ApacheKafka:
         scram_users: Mapping[str, str] | None = None,
         data_dir: str | None = None,
     ) -> None:
-        self.port = port or _free_port()
+        self.port = port or free_port()
         self.advertised_port = advertised_port or self.port
-        self.controller_port = _free_port()
+        self.controller_port = free_port()
         self.cluster_id = cluster_id or new_cluster_id()
         self.listeners = tuple(
-            listener if listener.port else Listener(listener.name, listener.protocol, _free_port())
+            listener if listener.port else Listener(listener.name, listener.protocol, free_port())
             for listener in listeners
         )
         self._properties = dict(properties or {})
@@ -310,8 +304,6 @@ class ApacheKafka:
         """
         if self.running:
             return self
-        from kheaders.broker._finder import wait_for_broker
-
         classpath = kafka_classpath()
         config = self._write_properties()
         if not self._formatted:

@@ -29,6 +29,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from kheaders._errors import BrokerUnavailableError
+from kheaders.broker._net import free_port, wait_for_broker
 
 BOOTSTRAP_ENV = "KHEADERS_BOOTSTRAP"
 """Environment variable naming an existing cluster's bootstrap servers."""
@@ -67,32 +68,6 @@ class Broker:
 
 _UNANSWERED = (KafkaError._TIMED_OUT, KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
 """librdkafka's codes for "no broker answered"."""
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_for_broker(bootstrap: str, timeout: float = 30.0) -> None:
-    """Block until the broker answers a metadata request.
-
-    Raises BrokerUnavailableError when it does not within ``timeout`` seconds.
-    """
-    deadline = time.monotonic() + timeout
-    admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 0})
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            admin.list_topics(timeout=1.0)
-            return
-        except Exception as exc:  # librdkafka raises KafkaException until it answers
-            last = exc
-            time.sleep(0.05)
-    raise BrokerUnavailableError(f"broker {bootstrap} did not answer within {timeout}s: {last}")
 
 
 class _LastError:

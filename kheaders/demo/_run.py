@@ -18,7 +18,8 @@ from typing import TextIO
 from confluent_kafka import Message
 from opentelemetry import trace
 
-from kheaders.broker._finder import EmbeddedBroker, create_topic, wait_for_broker
+from kheaders.broker._finder import EmbeddedBroker, create_topic
+from kheaders.broker._net import wait_for_broker
 from kheaders.demo._audit import AuditReport, audit, audit_record, format_audit
 from kheaders.demo._metrics import setup_metrics
 from kheaders.demo._notify import NOTIFICATIONS_TOPIC, run_notifications
