@@ -147,7 +147,9 @@ def _assign_from_committed(consumer: Any, topic: str) -> bool:
     consumer.assign(
         [
             TopicPartition(topic, tp.partition, tp.offset if tp.offset >= 0 else OFFSET_BEGINNING)
-            for tp in consumer.committed(tps, timeout=10)
+            # the broker answered metadata: a slow answer here is a coordinator still loading
+            # its offsets (a new group on a busy broker), worth a longer wait
+            for tp in consumer.committed(tps, timeout=30)
         ]
     )
     return True
@@ -271,6 +273,28 @@ class _Run:
         return True
 
 
+def original_timestamp(msg: Message, headers: list[tuple[str, bytes | None]]) -> int:
+    """The timestamp a replayed record goes back with: the original record's, from Spring's
+    ``kafka_original-timestamp`` (8-byte long) or kheaders' ``kheaders.dlt.original.timestamp``
+    (decimal text), the last one that decodes; else the dead letter's own (0: the producer
+    stamps it). A dead letter's own timestamp is when it was dead-lettered (Spring, and
+    kheaders' processor, stamp them at send time), not when the record was made."""
+    from kheaders._client.deadletter import ORIGINAL_TIMESTAMP as KHEADERS_ORIGINAL
+    from kheaders.processing.spring_headers import ORIGINAL_TIMESTAMP, decode_fixed
+
+    for key, value in reversed(headers):
+        if value is None:
+            continue
+        if key == ORIGINAL_TIMESTAMP:
+            spring = decode_fixed(value, 8)
+            if spring is not None and spring > 0:
+                return spring
+        elif key == KHEADERS_ORIGINAL and value.isdigit() and len(value) <= 19:
+            return int(value)
+    ts_type, ts = msg.timestamp()
+    return ts if ts_type else 0
+
+
 def _send(  # noqa: PLR0917 - one record's parts
     producer: Any,
     msg: Message,
@@ -283,7 +307,6 @@ def _send(  # noqa: PLR0917 - one record's parts
         return
     from kheaders.processing import without_retry_state
 
-    ts_type, ts = msg.timestamp()
     partition = _partition(headers) if to_original else -1
 
     def report(err: KafkaError | None, _msg: Message) -> None:
@@ -295,7 +318,7 @@ def _send(  # noqa: PLR0917 - one record's parts
         value=msg.value(),
         key=msg.key(),
         partition=partition,
-        timestamp=ts if ts_type else 0,
+        timestamp=original_timestamp(msg, headers),
         headers=without_retry_state(headers),
         on_delivery=report,
     )

@@ -353,11 +353,6 @@ def test_kheaders_dlt_replay_sends_a_spring_dead_letter_back_to_start_over(
     assert replayed.headers == OWN  # no retry, origin or failure header left
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="replay sends the dead letter's own timestamp, which Spring stamped when it "
-    "dead-lettered; the original is in kafka_original-timestamp (reported for the CLI)",
-)
 def test_kheaders_dlt_replay_restores_the_original_timestamp_of_a_spring_dead_letter(
     run: Run, replayed: Read
 ) -> None:
