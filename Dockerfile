@@ -7,8 +7,8 @@ ENV PYTHONUNBUFFERED=1 \
 
 WORKDIR /app
 
-# kheaders and its interceptors, an OpenTelemetry SDK for spans, and the OTLP exporter so
-# spans reach Jaeger. The demo extra's Spark and embedded broker are not needed here.
+# kheaders (and the deprecated top-level interceptors package the wheel still ships), an
+# OpenTelemetry SDK for spans, and the OTLP exporter so spans reach Jaeger. The demo extra's Spark and embedded broker are not needed here.
 COPY pyproject.toml README.md hatch_build.py ./
 COPY kheaders ./kheaders
 COPY interceptors ./interceptors

@@ -262,7 +262,7 @@ def codec_groups(env: Env) -> list[Group]:
 
     _, rs, _, sr, sw = _kio()
     wire = _wire()
-    n = 20_000 if env.quick else 200_000
+    n = min(env.records, 20_000) if env.quick else 200_000  # --records below that: smaller
 
     # headers (record-v2 header section)
     def kh_headers(n: int) -> tuple[Any, int]:

@@ -144,7 +144,7 @@ def traced_consume_group(env: Env) -> Group:
 
 def memory_group(env: Env) -> Group:
     """Targets 4b, 4c: a whole process consuming 1M records, kheaders vs raw: rate and peak RSS."""
-    n = 50_000 if env.quick else 1_000_000
+    n = min(env.records, 50_000) if env.quick else 1_000_000  # --records below that: smaller
     topic = env.new_topic("memory")
     fill(env, topic, n)
 

@@ -109,9 +109,9 @@ def _traced(name: str, w: Workload) -> Callable[[int], None]:
     if name == "traced by hand":
         loop = _produce.loop_by_hand
     elif name == "traced kheaders":
-        from interceptors.client_id import ClientIdInterceptor
-        from interceptors.tracing import TracingProducerInterceptor
         from kheaders import JsonSerializer, Producer
+        from kheaders.interceptors.client_id import ClientIdInterceptor
+        from kheaders.interceptors.tracing import TracingProducerInterceptor
 
         class FakeBacked(Producer):
             _client_class = FakeProducer
@@ -157,8 +157,8 @@ def build(name: str, w: Workload) -> tuple[Callable[[int], None], Callable[[], i
             FakeProducer(CONFIG), tracer_provider=provider
         )
     elif name == "kheaders span mode":
-        from interceptors.tracing import TracingProducerInterceptor
         from kheaders import Producer
+        from kheaders.interceptors.tracing import TracingProducerInterceptor
 
         class FakeBacked(Producer):
             _client_class = FakeProducer  # the client kheaders builds from the config

@@ -95,8 +95,8 @@ def _sent_total(reader: InMemoryMetricReader) -> int:
 def _contenders(
     env: Env, loop: Callable[..., None], with_callback: bool
 ) -> tuple[list[Contender], Callable[[], None]]:
-    from interceptors.metrics import MetricsProducerInterceptor
     from kheaders import Producer
+    from kheaders.interceptors.metrics import MetricsProducerInterceptor
 
     cfg = env.producer_config()
     exporter = _Discard()

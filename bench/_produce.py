@@ -331,15 +331,15 @@ def traced_group(env: Env) -> Group:
     make_kh: Callable[[], Any] | None = None
     note = ""
     try:
-        from interceptors.client_id import (
+        from kheaders import JsonSerializer
+        from kheaders.interceptors.client_id import (
             ClientIdInterceptor,
         )
-        from interceptors.tracing import (
+        from kheaders.interceptors.tracing import (
             TracingProducerInterceptor,
         )
-        from kheaders import JsonSerializer
     except ImportError:
-        note = _unavailable("interceptors.tracing / client_id")
+        note = _unavailable("kheaders.interceptors.tracing / client_id")
     else:
         if kp is None:
             note = _unavailable("Producer")
@@ -418,11 +418,11 @@ def spans_group(env: Env) -> Group:
     make_kh: Callable[[], Any] | None = None
     note = ""
     try:
-        from interceptors.tracing import (
+        from kheaders.interceptors.tracing import (
             TracingProducerInterceptor,
         )
     except ImportError:
-        note = _unavailable("interceptors.tracing")
+        note = _unavailable("kheaders.interceptors.tracing")
     else:
         if kp is None:
             note = _unavailable("Producer")

@@ -133,7 +133,7 @@ def read_kheaders_json(consumer: Any, n: int) -> int:
     """
     from opentelemetry import trace
 
-    from interceptors.tracing import extract
+    from kheaders.interceptors.tracing import extract
 
     get_span = trace.get_current_span
     consume = consumer.consume

@@ -60,10 +60,13 @@ def run_group(group: Group, rounds: int, *, freeze: bool = False) -> GroupResult
 def _run_group(group: Group, rounds: int) -> GroupResult:
     results = [ContenderResult(c.name, c.run is not None, c.note) for c in group.contenders]
     runnable = [(c, r) for c, r in zip(group.contenders, results, strict=True) if c.run]
-    if group.warmup:
+    # never more than a round: a consume group's topic holds ``count`` records, and a warm-up
+    # reading more would wait for records that never come (``--records`` below 2,000)
+    warmup = min(group.warmup, group.count)
+    if warmup:
         for c, r in runnable:
             try:
-                c.run(group.warmup)  # type: ignore[misc]
+                c.run(warmup)  # type: ignore[misc]
             except Exception as exc:
                 r.error = f"{type(exc).__name__}: {exc}"
                 traceback.print_exc()

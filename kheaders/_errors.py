@@ -13,12 +13,15 @@ KHeadersError
 ├── HeldFailuresError        (also ExceptionGroup) failures consume() kept, raised by close()
 ├── BrokerUnavailableError   (also RuntimeError)  no broker could be found or started
 ├── CloudEventError          (also ValueError)    not a valid CloudEvent; names the attribute
+├── AlreadyProtectedError    (also ValueError)    a record to protect already carries protection
+├── UnknownKeyError          (also LookupError)   a keyring holds no key under the id asked for
 ├── ProcessingError          (also RuntimeError)  a processor cannot go on (names the record)
-└── UnmirrorableRecordError  (also ValueError)    a record the mirror dead-lettered (the reason)
+├── UnmirrorableRecordError  (also ValueError)    a record the mirror dead-lettered (the reason)
+└── RefusedHopsError         (also ValueError)    a hops header the mirror will not read
 ```
 
-Every leaf also inherits the builtin it refines, so code that catches ``ValueError`` or
-``RuntimeError`` keeps working.
+Every leaf also inherits the builtin it refines, so code that catches ``ValueError``,
+``LookupError`` or ``RuntimeError`` keeps working.
 """
 
 from __future__ import annotations
@@ -129,6 +132,14 @@ class IntegrityError(DeserializationError):
     and carries the raw record (``message``), so it takes the dead-letter path."""
 
 
+class AlreadyProtectedError(KHeadersError, ValueError):
+    """The record already carries a protection header (it would be protected twice)."""
+
+
+class UnknownKeyError(KHeadersError, LookupError):
+    """The keyring holds no key under this id (the message names the id)."""
+
+
 class ProcessingError(KHeadersError, RuntimeError):
     """A processor cannot go on: a failed record with no retry or dead-letter topic, or a
     handler slower than ``max.poll.interval.ms``. Nothing past the record was committed."""
@@ -138,3 +149,7 @@ class UnmirrorableRecordError(KHeadersError, ValueError):
     """A source record the mirror cannot copy as it is (a header key the target client cannot
     carry, over the target's size limit, a refused hops header); it went to the dead-letter
     topic on the source cluster with this error as the reason."""
+
+
+class RefusedHopsError(KHeadersError, ValueError):
+    """A hops header the mirror will not read: the message says why (never echoes it)."""

@@ -6,6 +6,7 @@ import ast
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,30 +14,59 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False)
+def _tool(name: str) -> str:
+    """A console script of the dev extra, beside this interpreter (or on PATH)."""
+    found = Path(sys.executable).with_name(name)
+    if found.exists():
+        return str(found)
+    on_path = shutil.which(name)
+    if on_path is None:
+        pytest.fail(f"{name} is not installed: it is part of the dev extra")
+    return on_path
 
 
-def test_mypy_strict_is_clean() -> None:
-    result = _run(sys.executable, "-m", "mypy", "--strict", "kheaders", "interceptors")
-    assert result.returncode == 0, result.stdout + result.stderr
+CHECKS: dict[str, Callable[[], list[str]]] = {
+    "mypy": lambda: [sys.executable, "-m", "mypy", "--strict", "kheaders", "interceptors"],
+    "ruff": lambda: [_tool("ruff"), "check", "kheaders", "interceptors"],
+    # the import contracts in pyproject.toml (layers, no kheaders -> interceptors imports)
+    "lint-imports": lambda: [_tool("lint-imports"), "--no-cache"],
+}
 
 
-def test_ruff_is_clean() -> None:
-    ruff = shutil.which("ruff") or str(Path(sys.executable).with_name("ruff"))
-    if not Path(ruff).exists():
-        pytest.fail("ruff is not installed: it is part of the dev extra")
-    result = _run(ruff, "check", "kheaders", "interceptors")
-    assert result.returncode == 0, result.stdout + result.stderr
+@pytest.fixture(scope="module")
+def checks() -> Iterator[dict[str, subprocess.Popen[str]]]:
+    """mypy, ruff and lint-imports started together, once: each test waits for its own."""
+    started = {
+        name: subprocess.Popen(
+            command(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        for name, command in CHECKS.items()
+    }
+    try:
+        yield started
+    finally:
+        for process in started.values():
+            if process.poll() is None:
+                process.kill()
+            process.communicate()
 
 
-def test_layer_contracts_hold() -> None:
+def _clean(process: subprocess.Popen[str]) -> None:
+    output, _ = process.communicate(timeout=240)
+    assert process.returncode == 0, output
+
+
+def test_mypy_strict_is_clean(checks: dict[str, subprocess.Popen[str]]) -> None:
+    _clean(checks["mypy"])
+
+
+def test_ruff_is_clean(checks: dict[str, subprocess.Popen[str]]) -> None:
+    _clean(checks["ruff"])
+
+
+def test_layer_contracts_hold(checks: dict[str, subprocess.Popen[str]]) -> None:
     """The import contracts in pyproject.toml (layers, no kheaders -> interceptors imports)."""
-    lint = Path(sys.executable).with_name("lint-imports")
-    if not lint.exists():
-        pytest.fail("import-linter is not installed: it is part of the dev extra")
-    result = _run(str(lint), "--no-cache")
-    assert result.returncode == 0, result.stdout + result.stderr
+    _clean(checks["lint-imports"])
 
 
 def test_package_ships_py_typed() -> None:

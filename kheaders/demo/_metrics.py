@@ -1,6 +1,6 @@
 """The demo's metrics: an SDK MeterProvider for the services, and the summary at the end.
 
-The services name ``interceptors.metrics`` in their client configs (by dotted name, like
+The services name ``kheaders.interceptors.metrics`` in their client configs (by dotted name, like
 every interceptor), so the provider is the global one, set once per process. The summary
 reads an in-memory reader (counts and the delivery latency histogram, as differences from a
 snapshot taken before the services ran) and the last consumer lag a one-second periodic

@@ -32,13 +32,13 @@ NOTIFICATIONS_TOPIC = "notifications"
 NOTIFICATION_CLIENT_ID = "notification-service"
 
 _PRODUCER_INTERCEPTORS = (
-    "interceptors.tracing.TracingProducerInterceptor",
-    "interceptors.client_id.ClientIdInterceptor",
-    "interceptors.correlation.CorrelationIdInterceptor",
+    "kheaders.interceptors.tracing.TracingProducerInterceptor",
+    "kheaders.interceptors.client_id.ClientIdInterceptor",
+    "kheaders.interceptors.correlation.CorrelationIdInterceptor",
 )
 _CONSUMER_INTERCEPTORS = (
-    "interceptors.tracing.TracingConsumerInterceptor",
-    "interceptors.correlation.CorrelationIdInterceptor",
+    "kheaders.interceptors.tracing.TracingConsumerInterceptor",
+    "kheaders.interceptors.correlation.CorrelationIdInterceptor",
 )
 
 
@@ -59,8 +59,8 @@ async def run_notifications(
     Stops after ``expected`` shipments or ``timeout`` seconds; ``ready`` is set once the group
     assigned partitions to it. Every notification's delivery is awaited before it returns.
     """
-    from interceptors.correlation import correlation_scope
-    from interceptors.tracing import process_span
+    from kheaders.interceptors.correlation import correlation_scope
+    from kheaders.interceptors.tracing import process_span
 
     tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("kheaders.demo.notify")
     consumer = AIOConsumer(

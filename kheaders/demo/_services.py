@@ -46,16 +46,16 @@ VERSION_HEADER = "version"
 """The KIP-280 version header the order service stamps (hybrid logical clock, ``long``)."""
 
 _PRODUCER_INTERCEPTORS = (
-    "interceptors.tracing.TracingProducerInterceptor",
-    "interceptors.client_id.ClientIdInterceptor",
-    "interceptors.correlation.CorrelationIdInterceptor",
-    "interceptors.metrics.MetricsProducerInterceptor",
+    "kheaders.interceptors.tracing.TracingProducerInterceptor",
+    "kheaders.interceptors.client_id.ClientIdInterceptor",
+    "kheaders.interceptors.correlation.CorrelationIdInterceptor",
+    "kheaders.interceptors.metrics.MetricsProducerInterceptor",
 )
-_VERSION_STAMP = "interceptors.versioning.VersionStampInterceptor"
+_VERSION_STAMP = "kheaders.interceptors.versioning.VersionStampInterceptor"
 _CONSUMER_INTERCEPTORS = (
-    "interceptors.tracing.TracingConsumerInterceptor",
-    "interceptors.correlation.CorrelationIdInterceptor",
-    "interceptors.metrics.MetricsConsumerInterceptor",
+    "kheaders.interceptors.tracing.TracingConsumerInterceptor",
+    "kheaders.interceptors.correlation.CorrelationIdInterceptor",
+    "kheaders.interceptors.metrics.MetricsConsumerInterceptor",
 )
 
 
@@ -229,9 +229,9 @@ def run_shipping(
     ``ready`` is set once the group has assigned partitions to this service. An order that
     is not JSON is republished as it came to ``<orders topic>.dlt`` and counted, never lost.
     """
-    from interceptors.correlation import correlation_scope
-    from interceptors.metrics import process_metrics, with_statistics
-    from interceptors.tracing import process_span
+    from kheaders.interceptors.correlation import correlation_scope
+    from kheaders.interceptors.metrics import process_metrics, with_statistics
+    from kheaders.interceptors.tracing import process_span
 
     tracer = _tracer(tracer_provider, "kheaders.demo.shipping")
     consumer = Consumer(

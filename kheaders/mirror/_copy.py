@@ -6,11 +6,11 @@ appended at the first hop, and the hops header is extended where it stands.
 
 from __future__ import annotations
 
+from kheaders._errors import RefusedHopsError
 from kheaders.mirror._provenance import (
     HOPS,
     ORIGIN_CLUSTER,
     ORIGIN_OFFSET,
-    RefusedHopsError,
     next_hops,
     origin_headers,
     read_hops,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kheaders._errors import ConfigurationError
+from kheaders._errors import ConfigurationError, RefusedHopsError
 
 ORIGIN_CLUSTER = "kheaders.origin.cluster"
 ORIGIN_TOPIC = "kheaders.origin.topic"
@@ -42,10 +42,6 @@ def check_cluster_id(name: str, what: str) -> str:
             " characters of A-Z a-z 0-9 . _ - (configure a name for the cluster)"
         )
     return name
-
-
-class RefusedHopsError(ValueError):
-    """A hops header the mirror will not read: the message says why (never echoes it)."""
 
 
 def read_hops(values: Sequence[bytes | None]) -> tuple[str, ...]:

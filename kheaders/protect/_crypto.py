@@ -13,14 +13,11 @@ from typing import Generic, TypeVar
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from kheaders._errors import UnknownKeyError
 from kheaders.protect._format import KEY_SIZE
 from kheaders.protect._keys import Keyring
 
 K = TypeVar("K")
-
-
-class UnknownKeyError(LookupError):
-    """The keyring holds no key under this id (the message names the id)."""
 
 
 class KeyCache(Generic[K]):

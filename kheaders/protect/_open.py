@@ -14,13 +14,13 @@ from cryptography.exceptions import InvalidSignature, InvalidTag
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from kheaders._errors import DecodeError, IntegrityError
+from kheaders._errors import DecodeError, IntegrityError, UnknownKeyError
 from kheaders._log import get_logger
 from kheaders._model.headers import Headers
 from kheaders._model.headerwire import encode_block
 from kheaders._model.keys import shown
 from kheaders._model.redact import printable
-from kheaders.protect._crypto import KeyCache, UnknownKeyError
+from kheaders.protect._crypto import KeyCache
 from kheaders.protect._format import (
     AES_256_GCM,
     ED25519,

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from kheaders._errors import AlreadyProtectedError
 from kheaders._model.headers import Headers
 from kheaders._model.headerwire import encode_block
 from kheaders.protect._crypto import KeyCache
@@ -34,10 +35,6 @@ _NONCE_LENGTH = bytes([NONCE_SIZE + 1])
 _NO_TAGS = b"\x00"
 _KEPT = 1024
 """Encoded header prefixes a Sealer keeps, by key id and context (then starts again)."""
-
-
-class AlreadyProtectedError(ValueError):
-    """The record already carries a protection header (it would be protected twice)."""
 
 
 class Sealer:

@@ -17,12 +17,12 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 from opentelemetry.sdk.trace import TracerProvider
 
-from interceptors.client_id import ClientIdInterceptor
-from interceptors.logging import LoggingInterceptor
-from interceptors.tracing import TracingProducerInterceptor
 from kheaders import Headers
 from kheaders.aio import AIOConsumer, AIOProducer
 from kheaders.broker import ApacheKafka, create_topic, wait_for_broker
+from kheaders.interceptors.client_id import ClientIdInterceptor
+from kheaders.interceptors.logging import LoggingInterceptor
+from kheaders.interceptors.tracing import TracingProducerInterceptor
 from tests.faults.ledger import AckLedger, CountingLogger, Ledger, record_digest, record_headers
 from tests.faults.proxy import MESSAGE_TIMEOUT_MS, PARTITIONS, RATE, SEED, FaultProxy
 from tests.support.brokers import LocalBroker

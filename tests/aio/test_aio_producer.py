@@ -113,7 +113,7 @@ async def test_interceptors_and_serializers_run_as_in_the_sync_producer(
         bootstrap,
         **{
             "client.id": "aio-service",
-            "interceptor.classes": "interceptors.client_id.ClientIdInterceptor",
+            "interceptor.classes": "kheaders.interceptors.client_id.ClientIdInterceptor",
         },
     )
     async with AIOProducer(

@@ -126,8 +126,8 @@ def test_librdkafka_rejection_still_closes_built_interceptors() -> None:
 def test_settings_of_kheaders_interceptors_never_reach_librdkafka() -> None:
     config = {
         **BOOT,
-        "interceptor.classes": "interceptors.tracing.TracingProducerInterceptor,"
-        "interceptors.versioning.VersionStampInterceptor",
+        "interceptor.classes": "kheaders.interceptors.tracing.TracingProducerInterceptor,"
+        "kheaders.interceptors.versioning.VersionStampInterceptor",
         "kheaders.tracing.mode": "propagate",
         "compaction.strategy": "header",
         "compaction.strategy.header": "seq",

@@ -6,34 +6,35 @@ import inspect
 
 import pytest
 
-import interceptors.client_id
-import interceptors.correlation
-import interceptors.logging
-import interceptors.metrics
-import interceptors.tracing
-import interceptors.versioning
+import kheaders.interceptors.client_id
+import kheaders.interceptors.correlation
+import kheaders.interceptors.logging
+import kheaders.interceptors.metrics
+import kheaders.interceptors.tracing
+import kheaders.interceptors.versioning
 from kheaders import ConfigurationError, Consumer, HeaderLimits, Producer
 from kheaders._client.config import resolve
 from kheaders.compaction import CompactionRules
 from tests.support import interceptors as fx
 
 BOOT = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}  # nothing listens there
-TRACING_PRODUCER = "interceptors.tracing.TracingProducerInterceptor"
-TRACING_CONSUMER = "interceptors.tracing.TracingConsumerInterceptor"
+TRACING_PRODUCER = "kheaders.interceptors.tracing.TracingProducerInterceptor"
+TRACING_CONSUMER = "kheaders.interceptors.tracing.TracingConsumerInterceptor"
 
 INTERCEPTOR_CLASSES = sorted(
     {
         cls
         for module in (
-            interceptors.client_id,
-            interceptors.correlation,
-            interceptors.logging,
-            interceptors.metrics,
-            interceptors.tracing,
-            interceptors.versioning,
+            kheaders.interceptors.client_id,
+            kheaders.interceptors.correlation,
+            kheaders.interceptors.logging,
+            kheaders.interceptors.metrics,
+            kheaders.interceptors.tracing,
+            kheaders.interceptors.versioning,
         )
         for _, cls in inspect.getmembers(module, inspect.isclass)
-        if cls.__module__.startswith("interceptors") and callable(getattr(cls, "configure", None))
+        if cls.__module__.startswith("kheaders.interceptors")
+        and callable(getattr(cls, "configure", None))
     },
     key=lambda c: c.__qualname__,
 )
@@ -73,7 +74,7 @@ def test_a_kheaders_setting_nothing_declares_is_an_error() -> None:
 def test_a_misspelt_interceptor_setting_outside_the_namespace_is_caught_too() -> None:
     config = {
         **BOOT,
-        "interceptor.classes": "interceptors.versioning.VersionStampInterceptor",
+        "interceptor.classes": "kheaders.interceptors.versioning.VersionStampInterceptor",
         "compaction.strategy.heder": "rev",
     }
     with pytest.raises(ConfigurationError, match=r"did you mean 'compaction\.strategy\.header'"):
@@ -118,7 +119,8 @@ def test_compaction_keys_belong_to_what_reads_them() -> None:
         "compaction.strategy.header.encoding",
     }
     assert (
-        interceptors.versioning.VersionStampInterceptor.config_keys == CompactionRules.config_keys
+        kheaders.interceptors.versioning.VersionStampInterceptor.config_keys
+        == CompactionRules.config_keys
     )
 
 

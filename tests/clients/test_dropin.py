@@ -15,9 +15,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import kheaders
-from interceptors.tracing import TracingConsumerInterceptor
 from kheaders import Headers, InvalidNameError, Producer, wrap_consumer, wrap_producer
 from kheaders._client.producer import path_of
+from kheaders.interceptors.tracing import TracingConsumerInterceptor
 from tests.support.interceptors import Recorder
 
 UNREACHABLE = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from confluent_kafka import TopicPartition
 
-import interceptors.cloudevents as module
-from interceptors.cloudevents import CloudEventInterceptor
+import kheaders.interceptors.cloudevents as module
 from kheaders import ConfigurationError, Consumer, Producer, ProducerRecord
 from kheaders.cloudevents import Event
+from kheaders.interceptors.cloudevents import CloudEventInterceptor
 
 
 def test_docstring_examples_run() -> None:
@@ -82,7 +82,7 @@ def test_plain_records_become_events_from_config_alone(
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
-            "interceptor.classes": "interceptors.cloudevents.CloudEventInterceptor",
+            "interceptor.classes": "kheaders.interceptors.cloudevents.CloudEventInterceptor",
             "value.serializer": f"kheaders.cloudevents.{serializer}",
             "kheaders.cloudevents.source": "/billing",
             f"kheaders.cloudevents.topic.{topic}.type": "invoice.created",

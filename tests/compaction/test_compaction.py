@@ -239,7 +239,7 @@ def test_fold_equals_the_two_stage_definition(
         "kheaders.compaction._rules",
         "kheaders.compaction._latest",
         "kheaders.compaction._state_topic",
-        "interceptors.versioning",
+        "kheaders.interceptors.versioning",
     ],
 )
 def test_docstring_examples_run(module: str) -> None:

@@ -12,9 +12,9 @@ import pytest
 from confluent_kafka import Consumer, Producer
 
 import kheaders
-from interceptors.versioning import VersionStampInterceptor
 from kheaders import BrokerUnavailableError, ConfigurationError
 from kheaders.compaction import LatestState, check_topic, encode_version, write_state
+from kheaders.interceptors.versioning import VersionStampInterceptor
 
 pytestmark = pytest.mark.integration
 
@@ -210,7 +210,7 @@ def test_configured_version_stamps_keep_the_last_update_per_key(bootstrap: str, 
     """interceptor.classes + compaction.* settings in one config; the hybrid clock stamps."""
     config = {
         "bootstrap.servers": bootstrap,
-        "interceptor.classes": "interceptors.versioning.VersionStampInterceptor",
+        "interceptor.classes": "kheaders.interceptors.versioning.VersionStampInterceptor",
         "compaction.strategy": "header",
         "compaction.strategy.header": "rev",
         "compaction.strategy.header.encoding": "varlong",

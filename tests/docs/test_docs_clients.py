@@ -22,7 +22,7 @@ def test_first_example_of_clients_doc_runs(monkeypatch: pytest.MonkeyPatch, boot
 def test_wrapping_with_a_config_example_configures_the_named_interceptor() -> None:
     import confluent_kafka
 
-    from interceptors.tracing import TracingProducerInterceptor
+    from kheaders.interceptors.tracing import TracingProducerInterceptor
 
     block = next(
         code

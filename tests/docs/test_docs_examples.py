@@ -257,12 +257,12 @@ assert record.headers.keys() == ["traceparent", "client.id", "app.name", "correl
 import kheaders
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
-from interceptors.correlation import current_correlation_id
+from kheaders.interceptors.correlation import current_correlation_id
 _span = TracerProvider().get_tracer("app").start_as_current_span("checkout")
 with _span, kheaders.Producer({
     "bootstrap.servers": BOOTSTRAP,
-    "interceptor.classes": "interceptors.tracing.TracingProducerInterceptor,"
-                           "interceptors.correlation.CorrelationIdInterceptor",
+    "interceptor.classes": "kheaders.interceptors.tracing.TracingProducerInterceptor,"
+                           "kheaders.interceptors.correlation.CorrelationIdInterceptor",
 }) as _producer:
     _producer.produce("orders", b"order")
 running = Until(30)   # the application's flag; handle() clears it

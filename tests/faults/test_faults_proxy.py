@@ -23,11 +23,11 @@ from confluent_kafka import Producer as RawProducer
 from confluent_kafka.admin import AdminClient
 from opentelemetry.sdk.trace import TracerProvider
 
-from interceptors.client_id import ClientIdInterceptor
-from interceptors.logging import LoggingInterceptor
-from interceptors.tracing import TracingProducerInterceptor
 from kheaders import Consumer, Headers, Producer
 from kheaders.broker import ApacheKafka, EmbeddedBroker, create_topic, free_port, wait_for_broker
+from kheaders.interceptors.client_id import ClientIdInterceptor
+from kheaders.interceptors.logging import LoggingInterceptor
+from kheaders.interceptors.tracing import TracingProducerInterceptor
 from tests.faults.ledger import (
     AckLedger,
     CountingLogger,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import kheaders
-from interceptors.message_id import MessageIdInterceptor
+from kheaders.interceptors.message_id import MessageIdInterceptor
 from kheaders.mirror import (
     HOPS,
     MESSAGE_ID,

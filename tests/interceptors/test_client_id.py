@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from interceptors.client_id import ClientIdInterceptor
 from kheaders import ConfigurationError, Headers, ProducerRecord
+from kheaders.interceptors.client_id import ClientIdInterceptor
 
 
 def test_client_id_comes_from_the_producer_config() -> None:

@@ -10,8 +10,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from interceptors.tracing import TracingConsumerInterceptor, TracingProducerInterceptor
 from kheaders import Consumer, Producer
+from kheaders.interceptors.tracing import TracingConsumerInterceptor, TracingProducerInterceptor
 
 pytestmark = pytest.mark.integration
 

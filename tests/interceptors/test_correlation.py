@@ -10,13 +10,13 @@ import structlog
 from confluent_kafka import Message
 from structlog.testing import capture_logs
 
-from interceptors.correlation import (
+from kheaders import ConfigurationError, Headers, ProducerRecord
+from kheaders.interceptors.correlation import (
     CorrelationIdInterceptor,
     correlation_id,
     correlation_scope,
     current_correlation_id,
 )
-from kheaders import ConfigurationError, Headers, ProducerRecord
 
 
 @pytest.fixture(autouse=True)

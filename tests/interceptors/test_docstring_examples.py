@@ -10,14 +10,14 @@ import pytest
 from tests.support.doctests import run_doctests
 
 MODULES = [
-    "interceptors.client_id",
-    "interceptors.message_id",
-    "interceptors.correlation",
-    "interceptors.logging",
-    "interceptors._tracing_consumer",
-    "interceptors._metrics_consumer",
-    "interceptors._metrics_stats",
-    "interceptors._config",
+    "kheaders.interceptors.client_id",
+    "kheaders.interceptors.message_id",
+    "kheaders.interceptors.correlation",
+    "kheaders.interceptors.logging",
+    "kheaders.interceptors._tracing_consumer",
+    "kheaders.interceptors._metrics_consumer",
+    "kheaders.interceptors._metrics_stats",
+    "kheaders.interceptors._config",
     "kheaders._model.traceparent",
     "kheaders._model.redact",
 ]

@@ -12,7 +12,8 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.semconv._incubating.metrics import messaging_metrics as semconv
 
-from interceptors.metrics import (
+from kheaders import ConfigurationError, Consumer, HeaderLimitError, HeaderLimits, Producer
+from kheaders.interceptors.metrics import (
     CONSUMED_MESSAGES,
     OPERATION_DURATION,
     PROCESS_DURATION,
@@ -21,7 +22,6 @@ from interceptors.metrics import (
     MetricsProducerInterceptor,
     process_metrics,
 )
-from kheaders import ConfigurationError, Consumer, HeaderLimitError, HeaderLimits, Producer
 from tests.interceptors.metrics_helpers import collect
 
 pytestmark = pytest.mark.integration
@@ -201,11 +201,11 @@ def test_interceptors_named_in_config_use_the_global_provider_and_read_their_set
     bootstrap: str, topic: str, reader: InMemoryMetricReader
 ) -> None:
     """By name in ``interceptor.classes``: built with no arguments, then ``configure``d."""
-    from interceptors._metrics_common import is_noop
+    from kheaders.interceptors._metrics_common import is_noop
 
     config = {
         "bootstrap.servers": bootstrap,
-        "interceptor.classes": "interceptors.metrics.MetricsProducerInterceptor",
+        "interceptor.classes": "kheaders.interceptors.metrics.MetricsProducerInterceptor",
         "kheaders.metrics.duration.max.per.second": "7",
         "kheaders.metrics.max.pending": "9",
     }

@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from interceptors import _metrics_common, _metrics_stats
 from kheaders import _telemetry
 from kheaders.broker import BOOTSTRAP_ENV
+from kheaders.interceptors import _metrics_common, _metrics_stats
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "interceptors.md"
 
 
 def _section() -> str:
     text = DOC.read_text()
-    start = text.index("## Metrics (`interceptors.metrics`)")
+    start = text.index("## Metrics (`kheaders.interceptors.metrics`)")
     return text[start : text.index("\n## ", start + 1)]
 
 

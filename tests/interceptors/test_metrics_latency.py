@@ -9,8 +9,12 @@ import gc
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from interceptors.metrics import OPERATION_DURATION, SENT_MESSAGES, MetricsProducerInterceptor
 from kheaders import Headers, Producer, RecordMetadata
+from kheaders.interceptors.metrics import (
+    OPERATION_DURATION,
+    SENT_MESSAGES,
+    MetricsProducerInterceptor,
+)
 from tests.interceptors.metrics_helpers import collect
 
 UNREACHABLE = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}

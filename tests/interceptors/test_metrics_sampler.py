@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from itertools import pairwise
 
-from interceptors._metrics_common import Sampler
+from kheaders.interceptors._metrics_common import Sampler
 
 
 class Clock:

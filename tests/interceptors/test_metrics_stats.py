@@ -11,7 +11,8 @@ from confluent_kafka import TopicPartition
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
-from interceptors.metrics import (
+from kheaders import ConfigurationError, Consumer, Producer, wrap_consumer
+from kheaders.interceptors.metrics import (
     BROKER_RTT,
     BROKER_RTT_P99,
     CONSUMER_LAG,
@@ -23,7 +24,6 @@ from interceptors.metrics import (
     StatisticsBridge,
     with_statistics,
 )
-from kheaders import ConfigurationError, Consumer, Producer, wrap_consumer
 from tests.interceptors.metrics_helpers import collect, wait_for
 
 pytestmark = pytest.mark.integration
@@ -153,7 +153,7 @@ def test_consumer_lag_per_partition_after_a_commit(
             "group.id": group,
             "enable.auto.commit": False,
             "client.id": "lag-test",
-            "interceptor.classes": "interceptors.metrics.MetricsConsumerInterceptor",
+            "interceptor.classes": "kheaders.interceptors.metrics.MetricsConsumerInterceptor",
         },
         interval_ms=1000,
         meter_provider=meter_provider,

@@ -25,13 +25,13 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanContext, SpanKind, StatusCode, TraceFlags, TraceState
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from interceptors.tracing import (
+from kheaders import ConfigurationError, Headers, ProducerRecord, RecordMetadata
+from kheaders.interceptors.tracing import (
     TracingConsumerInterceptor,
     TracingProducerInterceptor,
     extract,
     process_span,
 )
-from kheaders import ConfigurationError, Headers, ProducerRecord, RecordMetadata
 
 
 class Finished:
@@ -510,7 +510,7 @@ def test_extract_fast_path_gives_what_the_w3c_propagators_give(
     pairs: list[tuple[str, bytes | None]],
 ) -> None:
     """The W3C-only shortcut parses once; the propagators themselves agree on every input."""
-    from interceptors._tracing_common import STRICT_GETTER
+    from kheaders.interceptors._tracing_common import STRICT_GETTER
 
     headers = Headers(pairs)
     for prop in (

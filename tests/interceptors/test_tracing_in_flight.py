@@ -14,8 +14,8 @@ from collections.abc import Callable
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.trace import SpanKind, StatusCode
 
-from interceptors.tracing import TracingProducerInterceptor
 from kheaders import Header, Headers, Producer, ProducerRecord, RecordMetadata
+from kheaders.interceptors.tracing import TracingProducerInterceptor
 
 UNREACHABLE = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}
 IN_FLIGHT = 400

@@ -20,12 +20,12 @@ from opentelemetry.instrumentation.confluent_kafka.utils import KafkaContextGett
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.trace import SpanKind
 
-from interceptors.tracing import (
+from kheaders import Headers, ProducerRecord, RecordMetadata
+from kheaders.interceptors.tracing import (
     TracingConsumerInterceptor,
     TracingProducerInterceptor,
     process_span,
 )
-from kheaders import Headers, ProducerRecord, RecordMetadata
 
 pytestmark = pytest.mark.integration
 

@@ -20,8 +20,8 @@ from opentelemetry.instrumentation.confluent_kafka import ConfluentKafkaInstrume
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 
 import kheaders
-from interceptors.tracing import TracingProducerInterceptor
 from kheaders._client import beneath
+from kheaders.interceptors.tracing import TracingProducerInterceptor
 from tests.compat.conftest import read
 
 pytestmark = pytest.mark.integration
@@ -168,7 +168,7 @@ from opentelemetry.sdk.trace import TracerProvider
 provider = TracerProvider()
 ConfluentKafkaInstrumentor().instrument(tracer_provider=provider)  # before kheaders.aio
 
-from interceptors.tracing import TracingProducerInterceptor  # noqa: E402
+from kheaders.interceptors.tracing import TracingProducerInterceptor  # noqa: E402
 from kheaders.aio import AIOProducer  # noqa: E402
 
 bootstrap, topic, mode = sys.argv[1:]

@@ -1,4 +1,4 @@
-"""interceptors.versioning: the version-stamp producer interceptor and its hybrid clock."""
+"""kheaders.interceptors.versioning: the version-stamp producer interceptor and its hybrid clock."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from interceptors.versioning import HybridClock, VersionStampInterceptor
 from kheaders import ConfigurationError, ProducerRecord
 from kheaders.compaction import CompactionRules, decode_long, decode_varlong
+from kheaders.interceptors.versioning import HybridClock, VersionStampInterceptor
 
 
 class SteppingWall:

@@ -13,11 +13,11 @@ from opentelemetry import trace
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from structlog.testing import capture_logs
 
-from interceptors.client_id import ClientIdInterceptor
-from interceptors.correlation import CorrelationIdInterceptor, correlation_scope
-from interceptors.logging import LoggingInterceptor
-from interceptors.tracing import TracingConsumerInterceptor, TracingProducerInterceptor
 from kheaders import Consumer, Producer
+from kheaders.interceptors.client_id import ClientIdInterceptor
+from kheaders.interceptors.correlation import CorrelationIdInterceptor, correlation_scope
+from kheaders.interceptors.logging import LoggingInterceptor
+from kheaders.interceptors.tracing import TracingConsumerInterceptor, TracingProducerInterceptor
 
 pytestmark = pytest.mark.integration
 
@@ -137,9 +137,9 @@ def test_interceptors_named_in_config(
         {
             "bootstrap.servers": bootstrap,
             "client.id": "named-svc",
-            "interceptor.classes": "interceptors.tracing.TracingProducerInterceptor,"
-            "interceptors.client_id.ClientIdInterceptor,"
-            "interceptors.correlation.CorrelationIdInterceptor",
+            "interceptor.classes": "kheaders.interceptors.tracing.TracingProducerInterceptor,"
+            "kheaders.interceptors.client_id.ClientIdInterceptor,"
+            "kheaders.interceptors.correlation.CorrelationIdInterceptor",
         }
     )
     with tracer.start_as_current_span("request") as root:
@@ -171,8 +171,8 @@ def test_settings_named_in_config_reach_the_interceptors_not_librdkafka(
             {
                 "bootstrap.servers": bootstrap,
                 "client.id": "named-span",
-                "interceptor.classes": "interceptors.tracing.TracingProducerInterceptor,"
-                "interceptors.logging.LoggingInterceptor",
+                "interceptor.classes": "kheaders.interceptors.tracing.TracingProducerInterceptor,"
+                "kheaders.interceptors.logging.LoggingInterceptor",
                 "kheaders.tracing.mode": "span",
                 "kheaders.logging.level": "debug",
                 "kheaders.logging.redact.extra": "x-user",
@@ -188,7 +188,7 @@ def test_settings_named_in_config_reach_the_interceptors_not_librdkafka(
                 "bootstrap.servers": bootstrap,
                 "group.id": f"g-{topic}",
                 "enable.auto.commit": False,
-                "interceptor.classes": "interceptors.logging.LoggingInterceptor",
+                "interceptor.classes": "kheaders.interceptors.logging.LoggingInterceptor",
                 "kheaders.logging.consume": "batch",
             }
         )

@@ -21,9 +21,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from interceptors.tracing import TracingConsumerInterceptor, TracingProducerInterceptor
 from kheaders import Consumer, Producer
 from kheaders.broker import create_topic
+from kheaders.interceptors.tracing import TracingConsumerInterceptor, TracingProducerInterceptor
 from tests.interop.jvm import Event, Jvm
 
 pytestmark = pytest.mark.integration

@@ -20,8 +20,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from interceptors.message_id import MessageIdInterceptor
 from kheaders import Producer
+from kheaders.interceptors.message_id import MessageIdInterceptor
 from kheaders.mirror import (
     HOPS,
     MESSAGE_ID,

@@ -18,8 +18,8 @@ import pytest
 from confluent_kafka import Consumer as RawConsumer
 from confluent_kafka import TopicPartition
 
-from interceptors.message_id import MessageIdInterceptor
 from kheaders import Producer
+from kheaders.interceptors.message_id import MessageIdInterceptor
 from kheaders.mirror import MESSAGE_ID, Deduplicator
 from tests.mirror.conftest import read_all, wait_for
 

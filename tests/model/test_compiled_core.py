@@ -312,4 +312,6 @@ def test_a_wheel_built_without_a_c_compiler_is_pure_python_with_one_warning_line
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
     assert "kheaders/_model/headers.py" in names
+    assert "kheaders/interceptors/tracing.py" in names
+    assert "interceptors/tracing.py" in names  # the deprecated old name, shipped one more release
     assert not [n for n in names if n.endswith((".so", ".pyd", ".c", MANIFEST))]

@@ -103,7 +103,7 @@ CHILD = textwrap.dedent(
             errors.append([exc.field, exc.message.offset(), str(exc)])
     report("Headers.from_message", errors=errors)
 
-    from interceptors._tracing_common import message_headers
+    from kheaders.interceptors._tracing_common import message_headers
     errors = []
     for m in fresh():
         try:

@@ -17,9 +17,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from structlog.testing import capture_logs
 
-from interceptors.logging import LoggingInterceptor
-from interceptors.tracing import process_span
 from kheaders import JSON, Consumer, DecodeError, Headers, Producer, render_headers
+from kheaders.interceptors.logging import LoggingInterceptor
+from kheaders.interceptors.tracing import process_span
 
 SECRETS = {
     "Authorization": b"Bearer s3cr3t-AAAA",

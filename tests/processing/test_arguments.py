@@ -129,7 +129,7 @@ def test_good_arguments_of_every_kind_are_taken(driver: str) -> None:
         config={
             **CONFIG,
             "auto.offset.reset": "earliest",
-            "interceptor.classes": "interceptors.correlation.CorrelationIdInterceptor",
+            "interceptor.classes": "kheaders.interceptors.correlation.CorrelationIdInterceptor",
             "kheaders.correlation.header": "x-corr",
         },
         retry=RetryTopics(delays=[3600], max_delay=7200, not_retryable=KeyError),  # type: ignore[arg-type]

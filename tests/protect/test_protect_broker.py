@@ -14,7 +14,6 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Message, TopicPartition
 from opentelemetry.sdk.trace import TracerProvider
 
-from interceptors.tracing import TracingProducerInterceptor
 from kheaders import (
     Consumer,
     DeadLetterPublisher,
@@ -26,6 +25,7 @@ from kheaders import (
     StringSerializer,
     parse_traceparent,
 )
+from kheaders.interceptors.tracing import TracingProducerInterceptor
 from kheaders.protect import (
     ProtectingSerializer,
     ProtectionHeader,
@@ -125,7 +125,7 @@ def test_plaintext_never_on_the_wire_metadata_readable_without_keys(
         {
             "bootstrap.servers": bootstrap,
             "client.id": "protect-test",
-            "interceptor.classes": "interceptors.client_id.ClientIdInterceptor",
+            "interceptor.classes": "kheaders.interceptors.client_id.ClientIdInterceptor",
             "key.serializer": "kheaders.protect.RecordKeySerializer",
             "value.serializer": "kheaders.protect.ProtectingSerializer",
         },

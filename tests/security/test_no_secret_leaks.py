@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-from interceptors.logging import LoggingInterceptor
-from interceptors.metrics import MetricsConsumerInterceptor, MetricsProducerInterceptor
-from interceptors.tracing import TracingConsumerInterceptor, TracingProducerInterceptor
 from kheaders import BrokerUnavailableError, Consumer, Producer
 from kheaders.aio import AIOConsumer, AIOProducer
 from kheaders.broker import ApacheKafka, create_topic
+from kheaders.interceptors.logging import LoggingInterceptor
+from kheaders.interceptors.metrics import MetricsConsumerInterceptor, MetricsProducerInterceptor
+from kheaders.interceptors.tracing import TracingConsumerInterceptor, TracingProducerInterceptor
 from kheaders.mirror import Mirror
 from kheaders.processing import DeadLetter, Processor
 from tests.security.capture import Capture, capturing

@@ -10,8 +10,8 @@ from typing import Any, TypeAlias
 from confluent_kafka import Message
 from opentelemetry.metrics import MeterProvider
 
-from interceptors._config import Config, server_attributes
-from interceptors._metrics_common import (
+from kheaders.interceptors._config import Config, server_attributes
+from kheaders.interceptors._metrics_common import (
     CONFIG_KEYS,
     AttrKey,
     Attrs,
@@ -24,8 +24,8 @@ from interceptors._metrics_common import (
     instruments,
     is_noop,
 )
-from interceptors._metrics_stats import StatisticsBridge, bridge_of
-from interceptors._tracing_common import (
+from kheaders.interceptors._metrics_stats import StatisticsBridge, bridge_of
+from kheaders.interceptors._tracing_common import (
     CONSUMER_GROUP,
     DESTINATION_NAME,
     ERROR_TYPE,

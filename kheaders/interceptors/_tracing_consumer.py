@@ -11,8 +11,8 @@ from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import Link, Span, SpanKind
 
-from interceptors._config import Config, get_bool, get_list, get_str, server_attributes
-from interceptors._tracing_common import (
+from kheaders.interceptors._config import Config, get_bool, get_list, get_str, server_attributes
+from kheaders.interceptors._tracing_common import (
     BATCH_COUNT,
     CLIENT_ID,
     CONFIG_KEYS,

@@ -10,8 +10,16 @@ from opentelemetry.context import Context
 from opentelemetry.propagators.textmap import TextMapPropagator
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, TraceState
 
-from interceptors._config import Config, get_bool, get_choice, get_int, get_str, server_address
-from interceptors._tracing_common import (
+from kheaders import ConfigurationError, Header, Headers, ProducerRecord, RecordMetadata
+from kheaders.interceptors._config import (
+    Config,
+    get_bool,
+    get_choice,
+    get_int,
+    get_str,
+    server_address,
+)
+from kheaders.interceptors._tracing_common import (
     CLIENT_ID,
     CONFIG_KEYS,
     DESTINATION_NAME,
@@ -38,7 +46,6 @@ from interceptors._tracing_common import (
     replace_fields,
     w3c_span_context,
 )
-from kheaders import ConfigurationError, Header, Headers, ProducerRecord, RecordMetadata
 
 MODES = ("propagate", "span")
 _global_textmap = propagate.get_global_textmap

@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 from opentelemetry.metrics import MeterProvider
 
-from interceptors._config import Config, get_int, server_attributes
-from interceptors._metrics_common import (
+from kheaders import ConfigurationError, Headers, RecordMetadata
+from kheaders.interceptors._config import Config, get_int, server_attributes
+from kheaders.interceptors._metrics_common import (
     CONFIG_KEYS,
     DEFAULT_MAX_RATE,
     MAX_PENDING_KEY,
@@ -21,8 +22,8 @@ from interceptors._metrics_common import (
     SeriesCounts,
     error_type,
 )
-from interceptors._metrics_stats import StatisticsBridge, bridge_of
-from interceptors._tracing_common import (
+from kheaders.interceptors._metrics_stats import StatisticsBridge, bridge_of
+from kheaders.interceptors._tracing_common import (
     DESTINATION_NAME,
     ERROR_TYPE,
     MESSAGING_SYSTEM,
@@ -30,7 +31,6 @@ from interceptors._tracing_common import (
     OPERATION_TYPE,
     PARTITION_ID,
 )
-from kheaders import ConfigurationError, Headers, RecordMetadata
 
 DEFAULT_MAX_PENDING = 100_000
 

@@ -1,5 +1,5 @@
-"""Public classes report the public module that exports them (``interceptors.tracing``),
-not the private one that defines them (``interceptors._tracing_producer``), as kheaders'
+"""Public classes report the public module that exports them (``kheaders.interceptors.tracing``),
+not the private one that defines them (``kheaders.interceptors._tracing_producer``), as kheaders'
 own do: in reprs, error messages and the dead-letter ``error.type`` header."""
 
 from __future__ import annotations

@@ -30,8 +30,9 @@ from typing import Any
 
 from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
 
-from interceptors._metrics_common import Attrs, is_noop, meter_of
-from interceptors._tracing_common import (
+from kheaders import ConfigurationError
+from kheaders.interceptors._metrics_common import Attrs, is_noop, meter_of
+from kheaders.interceptors._tracing_common import (
     CLIENT_ID,
     CONSUMER_GROUP,
     DESTINATION_NAME,
@@ -40,7 +41,6 @@ from interceptors._tracing_common import (
     SERVER_ADDRESS,
     SERVER_PORT,
 )
-from kheaders import ConfigurationError
 
 QUEUE_MESSAGES = "kheaders.librdkafka.queue.messages"
 QUEUE_BYTES = "kheaders.librdkafka.queue.bytes"

@@ -19,8 +19,12 @@ from typing import Any, Protocol
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, Histogram, Meter, MeterProvider, Observation
 
-from interceptors._config import Config, get_str
-from interceptors._tracing_common import INSTRUMENTATION_NAME, INSTRUMENTATION_VERSION, SCHEMA_URL
+from kheaders.interceptors._config import Config, get_str
+from kheaders.interceptors._tracing_common import (
+    INSTRUMENTATION_NAME,
+    INSTRUMENTATION_VERSION,
+    SCHEMA_URL,
+)
 
 # OpenTelemetry messaging semantic conventions (semconv 0.66b1 / 1.3x names).
 SENT_MESSAGES = "messaging.client.sent.messages"
