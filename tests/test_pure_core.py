@@ -1,12 +1,13 @@
 """The model, codec and client tests again, on the pure-Python core, within the one run.
 
 The core is chosen once per process, all modules or none (``kheaders/_compiled.py``), so a
-fixture cannot swap it under a client test: this test runs :data:`PURE_PASS` in a child
-pytest with ``KHEADERS_NO_EXTENSIONS=1`` (its own embedded broker, as any run) and fails with
-the child's failures and output. ``python -m pytest`` (the README's command, CI's) thus runs
-the whole suite on the compiled core and these directories on both. Where the compiled core
-is not in use (no C compiler at install, or ``KHEADERS_NO_EXTENSIONS`` set), the whole run is
-already on the pure-Python core and this test skips, saying so, instead of running it twice.
+fixture cannot swap it under a client test: this test runs :data:`PURE_PASS` in a child pytest
+with ``KHEADERS_NO_EXTENSIONS=1`` (on this run's broker, through ``KHEADERS_BOOTSTRAP``) and
+fails with the child's failures and output. ``python -m pytest`` (the README's command, CI's)
+thus runs the whole suite on the compiled core and these directories on both. Where the
+compiled core is not in use (no C compiler at install, or ``KHEADERS_NO_EXTENSIONS`` set), the
+whole run is already on the pure-Python core and this test skips, saying so, instead of running
+it twice.
 
 To run the pure pass alone: ``KHEADERS_NO_EXTENSIONS=1 python -m pytest tests/model ...``.
 """
@@ -51,8 +52,10 @@ CHILD_TIMEOUT = 1200
     reason="this whole run is on the pure-Python core (no compiled core built, or"
     f" {ENV} set): the pure pass is the run itself",
 )
-def test_the_model_codec_and_client_tests_pass_on_the_pure_python_core() -> None:
-    env = {**os.environ, ENV: "1", "PYTHONPATH": str(ROOT)}
+def test_the_model_codec_and_client_tests_pass_on_the_pure_python_core(bootstrap: str) -> None:
+    # the child uses this run's broker (KHEADERS_BOOTSTRAP) instead of starting a second
+    # Apache Kafka of its own
+    env = {**os.environ, ENV: "1", "PYTHONPATH": str(ROOT), "KHEADERS_BOOTSTRAP": bootstrap}
     done = subprocess.run(
         [sys.executable, "-m", "pytest", *PURE_PASS, *NOT_TWICE, "-q", "-p", "no:cacheprovider"],
         cwd=ROOT,
