@@ -18,11 +18,9 @@ and kept across :meth:`ApacheKafka.restart` (what a durability test needs), remo
 from __future__ import annotations
 
 import base64
-import contextlib
 import fcntl
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -32,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kheaders._errors import BrokerUnavailableError
-from kheaders.broker._net import free_port, wait_for_broker
+from kheaders.broker._net import free_port, halt, wait_for_broker, wait_listening
 
 KAFKA_VERSION = "4.4.0"
 """The Apache Kafka release started by :class:`ApacheKafka` (share groups are GA from 4.2)."""
@@ -319,7 +317,7 @@ class ApacheKafka:
         )
         deadline = time.monotonic() + timeout
         try:
-            self._wait_listening(deadline)
+            wait_listening(self._process, self.port, deadline, "Apache Kafka")
             wait_for_broker(self.bootstrap, max(1.0, deadline - time.monotonic()))
         except BrokerUnavailableError:
             output = self.output()
@@ -329,18 +327,6 @@ class ApacheKafka:
             ) from None
         return self
 
-    def _wait_listening(self, deadline: float) -> None:
-        while time.monotonic() < deadline:
-            if self._process is None or self._process.poll() is not None:
-                raise BrokerUnavailableError("Apache Kafka exited")
-            with (
-                contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2),
-            ):
-                return
-            time.sleep(0.05)
-        raise BrokerUnavailableError("Apache Kafka is not listening")
-
     def output(self) -> str:
         """What the JVM printed (warnings and errors) since its last start."""
         self._log.seek(0)
@@ -348,18 +334,7 @@ class ApacheKafka:
 
     def _halt(self, *, graceful: bool, timeout: float) -> None:
         process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            if graceful:
-                process.terminate()
-                try:
-                    process.wait(timeout)
-                    return
-                except subprocess.TimeoutExpired:
-                    pass
-            process.kill()
-            process.wait(timeout)
+        halt(process, graceful=graceful, timeout=timeout)
 
     def kill(self) -> None:
         """SIGKILL the JVM, as a crash would; the storage stays for :meth:`start`."""

@@ -16,7 +16,6 @@ import contextlib
 import logging
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -29,7 +28,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from kheaders._errors import BrokerUnavailableError
-from kheaders.broker._net import free_port, wait_for_broker
+from kheaders.broker._net import free_port, halt, wait_for_broker, wait_listening
 
 BOOTSTRAP_ENV = "KHEADERS_BOOTSTRAP"
 """Environment variable naming an existing cluster's bootstrap servers."""
@@ -285,7 +284,7 @@ class EmbeddedBroker:
             env=env,
         )
         try:
-            self._wait_listening(timeout)
+            wait_listening(self._process, self.port, time.monotonic() + timeout, "embedded broker")
             wait_for_broker(self.bootstrap, timeout)
         except BrokerUnavailableError:
             output = self._output()
@@ -295,19 +294,6 @@ class EmbeddedBroker:
             ) from None
         return self
 
-    def _wait_listening(self, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._process is None or self._process.poll() is not None:
-                raise BrokerUnavailableError("embedded broker exited")
-            with (
-                contextlib.suppress(OSError),
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2),
-            ):
-                return
-            time.sleep(0.02)
-        raise BrokerUnavailableError("embedded broker is not listening")
-
     def _output(self) -> str:
         self._log.seek(0)
         return self._log.read().decode("utf-8", "replace")
@@ -315,22 +301,12 @@ class EmbeddedBroker:
     def stop(self, timeout: float = 10.0) -> None:
         """Terminate the broker (SIGTERM, then SIGKILL) and reap the process."""
         process, self._process = self._process, None
-        if process is None:
-            return
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout)
+        halt(process, graceful=True, timeout=timeout)
 
     def kill(self) -> None:
         """Kill the broker abruptly (SIGKILL), as a crash would; for fault tests."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.kill()
-            process.wait()
+        halt(process, graceful=False, timeout=30.0)
 
     def restart(self, timeout: float = 30.0) -> EmbeddedBroker:
         """Stop and start again on the same port. Memory storage: the new broker is empty."""

@@ -1,8 +1,11 @@
-"""Loopback ports and waiting for a broker to answer: shared by every broker kheaders starts."""
+"""Loopback ports, and waiting for a broker process to listen and answer: shared by every
+broker kheaders starts (the embedded Tansu, Apache Kafka)."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
+import subprocess
 import time
 
 from confluent_kafka.admin import AdminClient
@@ -34,3 +37,39 @@ def wait_for_broker(bootstrap: str, timeout: float = 30.0) -> None:
             last = exc
             time.sleep(0.05)
     raise BrokerUnavailableError(f"broker {bootstrap} did not answer within {timeout}s: {last}")
+
+
+def wait_listening(
+    process: subprocess.Popen[bytes] | None, port: int, deadline: float, what: str
+) -> None:
+    """Block until something accepts connections on 127.0.0.1:``port``.
+
+    Raises BrokerUnavailableError naming ``what`` when ``process`` exits first or
+    ``deadline`` (a ``time.monotonic()`` value) passes.
+    """
+    while time.monotonic() < deadline:
+        if process is None or process.poll() is not None:
+            raise BrokerUnavailableError(f"{what} exited")
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection(("127.0.0.1", port), timeout=0.2),
+        ):
+            return
+        time.sleep(0.02)
+    raise BrokerUnavailableError(f"{what} is not listening")
+
+
+def halt(process: subprocess.Popen[bytes] | None, *, graceful: bool, timeout: float) -> None:
+    """End ``process`` and reap it: SIGTERM first when ``graceful`` (SIGKILL after ``timeout``
+    seconds), else SIGKILL at once, as a crash would. None or an ended process: nothing."""
+    if process is None or process.poll() is not None:
+        return
+    if graceful:
+        process.terminate()
+        try:
+            process.wait(timeout)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+    process.kill()
+    process.wait(timeout)
