@@ -17,10 +17,16 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from confluent_kafka import Message, TopicPartition
+
+from kheaders import Consumer
 
 ROOT = Path(__file__).resolve().parents[2] / "interop" / "jvm"
 REQUIRE_ENV = "KHEADERS_REQUIRE_JVM"
@@ -210,3 +216,26 @@ def mirror_maker_classpath() -> str:
     with (target / ".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return _classpath(target, ROOT / "mirrormaker", "mirrormaker-classpath")
+
+
+def read_partition0(
+    bootstrap: str, topic: str, count: int, group: str | None = None, **consumer: Any
+) -> list[Message]:
+    """The first ``count`` records of ``topic`` partition 0 through a kheaders ``Consumer``
+    (``consumer``: its keyword arguments, e.g. interceptors or deserializers), or what came
+    within 60 s: the caller's assertion then says what is missing."""
+    config = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group or f"r-{uuid.uuid4().hex[:6]}",
+        "enable.auto.commit": False,
+    }
+    c = Consumer(config, **consumer)
+    try:
+        c.assign([TopicPartition(topic, 0, 0)])
+        got: list[Message] = []
+        deadline = time.monotonic() + 60
+        while len(got) < count and time.monotonic() < deadline:
+            got += [m for m in c.consume(10, 0.5) if m.error() is None]
+        return got
+    finally:
+        c.close()

@@ -10,19 +10,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from confluent_kafka import TopicPartition
 
-from kheaders import Consumer, Producer
+from kheaders import Producer
 from kheaders.broker import create_topic
 from kheaders.cloudevents import CloudEventDeserializer, CloudEventSerializer, Event
 from tests.interop.jvm import Event as JavaEvent
-from tests.interop.jvm import Jvm, b64, decoded
+from tests.interop.jvm import Jvm, b64, decoded, read_partition0
 
 pytestmark = pytest.mark.integration
 
@@ -71,17 +69,7 @@ def key_of(e: JavaEvent) -> str:
 
 
 def _read(bootstrap: str, topic: str, count: int, **config: Any) -> list[Any]:
-    group = f"ce-{uuid.uuid4().hex[:6]}"
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": group}, **config)
-    try:
-        c.assign([TopicPartition(topic, 0, 0)])
-        got: list[Any] = []
-        deadline = time.monotonic() + 60
-        while len(got) < count and time.monotonic() < deadline:
-            got += [m for m in c.consume(10, 0.5) if m.error() is None]
-        return got
-    finally:
-        c.close()
+    return read_partition0(bootstrap, topic, count, **config)
 
 
 def _raw(bootstrap: str, topic: str) -> dict[str, Raw]:

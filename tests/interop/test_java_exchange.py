@@ -7,14 +7,13 @@ ConsumerInterceptor, kheaders' on_send and on_consume).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 import pytest
-from confluent_kafka import Message, TopicPartition
+from confluent_kafka import Message
 
-from kheaders import Consumer, Headers, Producer, ProducerRecord
-from tests.interop.jvm import Header, Jvm, b64, decoded, events, record_line
+from kheaders import Headers, Producer, ProducerRecord
+from tests.interop.jvm import Header, Jvm, b64, decoded, events, read_partition0, record_line
 
 pytestmark = pytest.mark.integration
 
@@ -59,19 +58,7 @@ class Watch:
 
 
 def consume(bootstrap: str, topic: str, count: int, watch: Watch) -> list[Message]:
-    c = Consumer(
-        {"bootstrap.servers": bootstrap, "group.id": f"g-{topic}", "enable.auto.commit": False},
-        interceptors=[watch],
-    )
-    try:
-        c.assign([TopicPartition(topic, 0, 0)])
-        got: list[Message] = []
-        deadline = time.monotonic() + 60
-        while len(got) < count and time.monotonic() < deadline:
-            got += [m for m in c.consume(10, 0.5) if m.error() is None]
-        return got
-    finally:
-        c.close()
+    return read_partition0(bootstrap, topic, count, f"g-{topic}", interceptors=[watch])
 
 
 def test_kheaders_to_java_and_back_keeps_every_header(

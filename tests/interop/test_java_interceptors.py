@@ -20,7 +20,7 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
 from kheaders import Consumer, Headers, Producer, ProducerRecord, RecordMetadata
 from kheaders.broker import create_topic
-from tests.interop.jvm import Event, Header, Jvm, decoded, events
+from tests.interop.jvm import Event, Header, Jvm, decoded, events, read_partition0
 
 pytestmark = pytest.mark.integration
 
@@ -39,16 +39,7 @@ class JavaRun:
 
 def read_all(bootstrap: str, topic: str, count: int) -> list[Message]:
     """The first ``count`` records of partition 0 (a plain reader, no interceptors)."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"r-{uuid.uuid4().hex[:6]}"})
-    try:
-        c.assign([TopicPartition(topic, 0, 0)])
-        got: list[Message] = []
-        deadline = time.monotonic() + 60
-        while len(got) < count and time.monotonic() < deadline:
-            got += [m for m in c.consume(10, 0.5) if m.error() is None]
-        return got
-    finally:
-        c.close()
+    return read_partition0(bootstrap, topic, count)
 
 
 def pairs(msg: Message) -> list[Header]:
