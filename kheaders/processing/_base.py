@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaError, Message, TopicPartition
 
-from kheaders._errors import ConfigurationError, ProcessingError
+from kheaders._errors import ConfigurationError, KHeadersError, ProcessingError
 from kheaders.processing import _observe
 from kheaders.processing import _validate as _v
 from kheaders.processing._commits import Offsets
@@ -53,9 +53,11 @@ def stop_on_signals(stop: Callable[[], None], enabled: bool) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-class Abandoned(Exception):  # noqa: N818 - not an error: a record left for the next run
+class Abandoned(KHeadersError):  # noqa: N818 - not an error: a record left for the next run
     """Raised inside a processor when ``stop()`` interrupts a record's in-place retries: the
-    record is neither settled nor republished, so the next run handles it again."""
+    record is neither settled nor republished, so the next run handles it again. It never
+    leaves the processor (caught where the record's attempts are run); in the tree so that
+    every exception kheaders defines is one."""
 
 
 def _retry_option(retry: object) -> RetryTopics | None:
