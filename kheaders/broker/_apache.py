@@ -159,8 +159,13 @@ def kafka_classpath(*, timeout: float = 900.0) -> str:
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id: 16 random bytes, base64url without padding (22 characters)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+    """A KRaft cluster id: 16 random bytes, base64url without padding (22 characters), never
+    starting with ``-`` (Kafka's storage tool would read such an id as an option; Kafka's own
+    ``Uuid.randomUuid`` draws again for the same reason)."""
+    while True:
+        ident = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+        if not ident.startswith("-"):
+            return ident
 
 
 @dataclass(frozen=True)

@@ -89,3 +89,19 @@ def test_docker_path_reports_availability_without_raising() -> None:
         wait_for_broker(found.bootstrap, timeout=30)
     finally:
         found.stop()
+
+
+def test_apache_kafka_cluster_ids_never_start_with_a_dash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An id starting with ``-`` made Kafka's storage tool stop at ``-t -...`` (one start in 64)."""
+    import uuid
+
+    from kheaders.broker import _apache
+
+    dashed = uuid.UUID(bytes=b"\xf8" + bytes(15))  # base64url "-A..."
+    drawn = iter([dashed, uuid.UUID(int=1)])
+    monkeypatch.setattr(_apache.uuid, "uuid4", lambda: next(drawn))
+    ident = _apache.new_cluster_id()
+    assert not ident.startswith("-")
+    assert len(ident) == 22
