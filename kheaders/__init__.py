@@ -3,15 +3,6 @@
 # first: decides between the compiled core and its Python before any of its modules loads
 from kheaders._compiled import COMPILED  # isort: skip
 from kheaders import _public
-from kheaders._client.chain import (
-    Closeable,
-    Configurable,
-    InterceptorChain,
-    OnAcknowledgement,
-    OnCommit,
-    OnConsume,
-    OnSend,
-)
 from kheaders._client.consumer import Consumer, wrap_consumer
 from kheaders._client.deadletter import DeadLetterPublisher, dead_letter_headers
 from kheaders._client.producer import Producer, wrap_producer
@@ -38,21 +29,6 @@ from kheaders._errors import (
 from kheaders._logsetup import configure_logging
 from kheaders._model.headers import Header, Headers, HeaderTypes, HeaderValue
 from kheaders._model.limits import HeaderLimits
-from kheaders._model.redact import (
-    Redactor,
-    is_sensitive,
-    printable,
-    render_headers,
-    render_value,
-)
-from kheaders._model.traceparent import (
-    TraceParent,
-    extract_trace_parent,
-    extract_trace_state,
-    format_tracestate,
-    parse_traceparent,
-    parse_tracestate,
-)
 from kheaders._serde.builtin import (
     CONTENT_TYPE,
     BytesDeserializer,
@@ -83,6 +59,11 @@ from kheaders._serde.json import (
 from kheaders._serde.protocols import Deserializer, Serializer
 from kheaders._settings import config_bool
 
+# the public modules of moved names: imported here so that their classes name them at once
+from kheaders import hooks as hooks  # isort: skip
+from kheaders import redaction as redaction  # isort: skip
+from kheaders import tracecontext as tracecontext  # isort: skip
+
 __version__ = "0.1.0"
 
 __all__ = [
@@ -98,9 +79,7 @@ __all__ = [
     "BrokerUnavailableError",
     "BytesDeserializer",
     "BytesSerializer",
-    "Closeable",
     "CloudEventError",
-    "Configurable",
     "ConfigurationError",
     "Consumer",
     "ContentTypeDeserializer",
@@ -122,23 +101,17 @@ __all__ = [
     "IntegerDeserializer",
     "IntegerSerializer",
     "IntegrityError",
-    "InterceptorChain",
     "InvalidNameError",
     "JsonDeserializer",
     "JsonSerializer",
     "KHeadersError",
     "LongDeserializer",
     "LongSerializer",
-    "OnAcknowledgement",
-    "OnCommit",
-    "OnConsume",
-    "OnSend",
     "ProcessingError",
     "Producer",
     "ProducerRecord",
     "ReadOnlyHeadersError",
     "RecordMetadata",
-    "Redactor",
     "SerializationError",
     "Serializer",
     "StringDeserializer",
@@ -146,26 +119,42 @@ __all__ = [
     "TaggedStruct",
     "ToConfluentDeserializer",
     "ToConfluentSerializer",
-    "TraceParent",
     "UnmirrorableRecordError",
     "ValueCodec",
     "__version__",
     "config_bool",
     "configure_logging",
     "dead_letter_headers",
-    "extract_trace_parent",
-    "extract_trace_state",
-    "format_tracestate",
     "from_confluent",
-    "is_sensitive",
     "media_type",
-    "parse_traceparent",
-    "parse_tracestate",
-    "printable",
-    "render_headers",
-    "render_value",
     "to_confluent",
     "wrap_consumer",
     "wrap_producer",
 ]
 _public.claim(__name__, globals())
+
+# Names that moved to their own public modules in 0.2; the old ones warn for one release.
+__getattr__ = _public.moved(
+    __name__,
+    {
+        "Closeable": "kheaders.hooks",
+        "Configurable": "kheaders.hooks",
+        "InterceptorChain": "kheaders.hooks",
+        "OnAcknowledgement": "kheaders.hooks",
+        "OnCommit": "kheaders.hooks",
+        "OnConsume": "kheaders.hooks",
+        "OnSend": "kheaders.hooks",
+        "Redactor": "kheaders.redaction",
+        "is_sensitive": "kheaders.redaction",
+        "printable": "kheaders.redaction",
+        "render_headers": "kheaders.redaction",
+        "render_value": "kheaders.redaction",
+        "TraceParent": "kheaders.tracecontext",
+        "extract_trace_parent": "kheaders.tracecontext",
+        "extract_trace_state": "kheaders.tracecontext",
+        "format_tracestate": "kheaders.tracecontext",
+        "parse_traceparent": "kheaders.tracecontext",
+        "parse_tracestate": "kheaders.tracecontext",
+    },
+    since="0.2",
+)

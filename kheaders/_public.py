@@ -8,7 +8,9 @@ A foundation module, like ``_errors``: each public package's ``__init__`` calls
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import warnings
+from collections.abc import Callable, Mapping
 
 
 def is_private(module: str) -> bool:
@@ -24,3 +26,24 @@ def claim(module: str, namespace: Mapping[str, object]) -> None:
         obj = namespace[name]
         if isinstance(obj, type) and is_private(obj.__module__):
             obj.__module__ = module
+
+
+def moved(module: str, homes: Mapping[str, str], since: str) -> Callable[[str], object]:
+    """A module ``__getattr__`` for names that left ``module`` (``homes``: name -> the public
+    module that holds it now): the old name still gives the same object, with a
+    DeprecationWarning pointing at the importing line; any other name raises AttributeError
+    as usual. The moved names stay out of ``dir(module)`` and ``__all__``."""
+
+    def moved_name(name: str) -> object:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{module}.{name} moved to {home}.{name} in {since}: import it from {home}"
+            " (the old name goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(home), name)
+
+    return moved_name

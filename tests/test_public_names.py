@@ -47,6 +47,9 @@ def test_the_walk_covers_every_public_package() -> None:
         "kheaders.spark",
         "kheaders.interceptors.tracing",
         "kheaders.interceptors.metrics",
+        "kheaders.tracecontext",
+        "kheaders.redaction",
+        "kheaders.hooks",
     } <= exported
 
 
@@ -113,3 +116,74 @@ def test_a_number_as_a_header_value_points_at_the_typed_values(value: object, co
     assert f"Headers.add_value('version', v, kheaders.{codec})" in str(caught.value)
     with pytest.raises(TypeError, match="add_value"):
         Headers([("version", value)])  # type: ignore[list-item]
+
+
+TOP_LEVEL = {
+    "clients": {
+        "Consumer",
+        "DeadLetterPublisher",
+        "Producer",
+        "ProducerRecord",
+        "RecordMetadata",
+        "dead_letter_headers",
+        "wrap_consumer",
+        "wrap_producer",
+    },
+    "headers and typed values": {
+        "BOOL",
+        "JSON",
+        "LONG",
+        "TEXT",
+        "TEXT_LENIENT",
+        "UUID",
+        "VARLONG",
+        "Header",
+        "HeaderLimits",
+        "HeaderTypes",
+        "HeaderValue",
+        "Headers",
+        "TaggedStruct",
+        "ValueCodec",
+    },
+    "serde": {
+        "CONTENT_TYPE",
+        "BytesDeserializer",
+        "BytesSerializer",
+        "ContentTypeDeserializer",
+        "Deserializer",
+        "DoubleDeserializer",
+        "DoubleSerializer",
+        "FromConfluentDeserializer",
+        "FromConfluentSerializer",
+        "IntegerDeserializer",
+        "IntegerSerializer",
+        "JsonDeserializer",
+        "JsonSerializer",
+        "LongDeserializer",
+        "LongSerializer",
+        "Serializer",
+        "StringDeserializer",
+        "StringSerializer",
+        "ToConfluentDeserializer",
+        "ToConfluentSerializer",
+        "from_confluent",
+        "media_type",
+        "to_confluent",
+    },
+    "setup": {"COMPILED", "__version__", "config_bool", "configure_logging"},
+}
+"""What ``import kheaders`` offers, by concept: the names most users need. Trace-context
+parsing, redaction and the hook protocols have their own modules (``kheaders.tracecontext``,
+``kheaders.redaction``, ``kheaders.hooks``); runners live in their packages."""
+
+
+def test_the_top_level_holds_the_names_users_need_and_every_error() -> None:
+    errors = {n for n in kheaders.__all__ if n.endswith("Error")}
+    assert all(issubclass(getattr(kheaders, n), kheaders.KHeadersError) for n in errors)
+    expected = set().union(*TOP_LEVEL.values())
+    assert set(kheaders.__all__) - errors == expected
+
+
+def test_no_trace_context_redaction_or_hook_name_is_at_the_top_level() -> None:
+    for module in ("kheaders.tracecontext", "kheaders.redaction", "kheaders.hooks"):
+        assert not set(importlib.import_module(module).__all__) & set(kheaders.__all__)

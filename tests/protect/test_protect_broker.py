@@ -23,7 +23,6 @@ from kheaders import (
     Producer,
     StringDeserializer,
     StringSerializer,
-    parse_traceparent,
 )
 from kheaders.interceptors.tracing import TracingProducerInterceptor
 from kheaders.protect import (
@@ -35,6 +34,7 @@ from kheaders.protect import (
     UnprotectingDeserializer,
     describe,
 )
+from kheaders.tracecontext import parse_traceparent
 from tests.protect.helpers import (
     AES_KEY,
     AES_KEY_2,
