@@ -29,21 +29,23 @@ def claim(module: str, namespace: Mapping[str, object]) -> None:
 
 
 def moved(module: str, homes: Mapping[str, str], since: str) -> Callable[[str], object]:
-    """A module ``__getattr__`` for names that left ``module`` (``homes``: name -> the public
-    module that holds it now): the old name still gives the same object, with a
-    DeprecationWarning pointing at the importing line; any other name raises AttributeError
-    as usual. The moved names stay out of ``dir(module)`` and ``__all__``."""
+    """A module ``__getattr__`` for names that left ``module`` or were renamed (``homes``:
+    old name -> the full dotted name of the same object now, in a public module): the old
+    name still gives that object, with a DeprecationWarning pointing at the line that used
+    it; any other name raises AttributeError as usual. The old names stay out of
+    ``dir(module)`` and ``__all__``."""
 
     def moved_name(name: str) -> object:
-        home = homes.get(name)
-        if home is None:
+        new = homes.get(name)
+        if new is None:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        home, _, attribute = new.rpartition(".")
         warnings.warn(
-            f"{module}.{name} moved to {home}.{name} in {since}: import it from {home}"
+            f"{module}.{name} is {new} since {since}: import that"
             " (the old name goes in the next release)",
             DeprecationWarning,
             stacklevel=2,
         )
-        return getattr(importlib.import_module(home), name)
+        return getattr(importlib.import_module(home), attribute)
 
     return moved_name

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import pickle
 import pkgutil
+import re
 from types import ModuleType
 
 import pytest
@@ -187,3 +188,40 @@ def test_the_top_level_holds_the_names_users_need_and_every_error() -> None:
 def test_no_trace_context_redaction_or_hook_name_is_at_the_top_level() -> None:
     for module in ("kheaders.tracecontext", "kheaders.redaction", "kheaders.hooks"):
         assert not set(importlib.import_module(module).__all__) & set(kheaders.__all__)
+
+
+VERB = re.compile(r"[a-z]{3,}ing$")
+"""A stem ending in a present participle (``Protecting``; ``String`` is a noun)."""
+
+
+def _serde_classes() -> list[tuple[str, str]]:
+    """(module, name) of every public class with a ``serialize`` or ``deserialize`` method
+    (the protocols themselves left out)."""
+    protocols = {kheaders.Serializer, kheaders.Deserializer}
+    return sorted(
+        {
+            (module, name)
+            for module, name, cls in _public_classes()
+            if cls not in protocols
+            and (
+                callable(getattr(cls, "serialize", None))
+                or callable(getattr(cls, "deserialize", None))
+            )
+        }
+    )
+
+
+def test_every_serializer_is_named_for_its_format() -> None:
+    """One pattern: ``<Format>Serializer`` / ``<Format>Deserializer``, the stem a noun for
+    what the bytes are (``Json``, ``Protected``, ``CloudEvent``), never a verb
+    (``ProtectingSerializer`` was renamed); a pair shares its stem."""
+    found = _serde_classes()
+    assert ("kheaders.protect", "ProtectedSerializer") in found
+    wrong = []
+    for module, name in found:
+        cls = getattr(importlib.import_module(module), name)
+        suffix = "Deserializer" if callable(getattr(cls, "deserialize", None)) else "Serializer"
+        stem = name.removesuffix(suffix)
+        if stem == name or not stem or VERB.search(stem):
+            wrong.append(f"{module}.{name}")
+    assert not wrong, wrong
