@@ -22,7 +22,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench.instructions import CONTENDERS
@@ -119,11 +119,12 @@ def main() -> int:
     }
     try:
         with tempfile.TemporaryDirectory(prefix="bench-smoke-") as out:
-            for name, step in (
+            steps: list[tuple[str, Callable[[], None]]] = [
                 ("bench --quick", lambda: quick(env, Path(out))),
                 ("bench.protect", lambda: protect(env, broker.bootstrap)),
                 ("bench.instructions children", lambda: instructions(env)),
-            ):
+            ]
+            for name, step in steps:
                 print(f"bench smoke: {name}", flush=True)
                 step()
     except SmokeError as failure:

@@ -171,7 +171,7 @@ def test_an_unknown_top_level_name_is_still_an_attribute_error() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(AttributeError, match="no_such_name"):
-            _ = kheaders.no_such_name  # type: ignore[attr-defined]
+            _ = kheaders.no_such_name
         assert not hasattr(kheaders, "TraceParnet")  # a typo is no moved name
 
 
