@@ -4,8 +4,9 @@ The lifecycle, written once here:
 
 - ``run()`` blocks until :meth:`Runner.stop` (from any thread, a handler included), SIGTERM
   or SIGINT (in the main thread, unless ``handle_signals=False``), or the runner's own end;
-  it finishes the work in hand, commits, closes its clients and returns. One ``run()`` at a
-  time; after it returns the runner may ``run()`` again.
+  it finishes the work in hand, commits, closes its clients and returns. A ``stop()`` that
+  comes before ``run()`` starts (a thread not yet scheduled) is kept: that ``run()`` returns
+  at once. One ``run()`` at a time; after it returns the runner may ``run()`` again.
 - ``close()`` stops a run in progress, waits for it to return (from another thread), and
   makes the runner final: ``run()`` after ``close()`` raises ProcessingError.
 - ``with runner:`` closes it at the end of the block, however the block ends.
@@ -112,13 +113,13 @@ class Runner:
         if not self._idle.is_set():
             raise ProcessingError(f"{name} is already running (one run() at a time)")
         self._idle.clear()
-        self._stop.clear()
         self._runner_thread = threading.current_thread()
         try:
             with stop_on_signals(self.stop, self.handle_signals):
                 yield
         finally:
             self._runner_thread = None
+            self._stop.clear()  # the stop is spent: a later run() runs
             self._idle.set()
 
     def stop(self) -> None:
@@ -128,7 +129,8 @@ class Runner:
 
     @property
     def stopping(self) -> bool:
-        """Whether :meth:`stop` was called (or a signal arrived) since ``run()`` began."""
+        """Whether :meth:`stop` was called (or a signal arrived) and the run it asked to end
+        has not ended yet."""
         return self._stop.is_set()
 
     @property

@@ -70,7 +70,20 @@ def test_run_returns_after_stop_from_another_thread() -> None:
     loop.stop()
     thread.join(30)
     assert not thread.is_alive()
-    assert loop.stopping
+    assert loop.rounds >= 1
+    assert not loop.stopping  # the stop is spent with the run it ended
+
+
+def test_a_stop_before_the_run_starts_is_kept() -> None:
+    """A thread that starts ``run()`` late still sees the ``stop()`` that came first."""
+    loop = Loop()
+    loop.stop()
+    loop.run()  # returns at once
+    assert loop.rounds == 0
+    thread = _in_thread(loop)  # and the next run runs
+    loop.stop()
+    thread.join(30)
+    assert not thread.is_alive()
 
 
 def test_sigterm_stops_a_run_on_the_main_thread_and_the_old_handler_comes_back(
@@ -80,7 +93,7 @@ def test_sigterm_stops_a_run_on_the_main_thread_and_the_old_handler_comes_back(
     handler = signal.getsignal(signal.SIGTERM)
     threading.Thread(target=_signal_once_started, args=(loop,), daemon=True).start()
     loop.run()  # returns: the signal called stop()
-    assert loop.stopping
+    assert loop.rounds >= 1
     assert guard == []  # the runner took the signal, not the handler before it
     assert signal.getsignal(signal.SIGTERM) is handler
 
