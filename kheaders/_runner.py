@@ -87,7 +87,10 @@ class Runner:
 
     A subclass calls ``Runner.__init__`` and runs its loop inside :meth:`_running` while
     :attr:`stopping` is False; its loop finishes the work in hand and releases its clients
-    when it sees :attr:`stopping`. :meth:`_release` frees anything kept between runs.
+    when it sees :attr:`stopping`. :meth:`_release` frees anything kept between runs. An
+    asyncio runner runs its coroutine inside :meth:`_running` too (signals are delivered to
+    the main thread's loop), and closes with ``await asyncio.to_thread(runner.close)`` so the
+    loop goes on while ``close()`` waits.
     """
 
     def __init__(self, *, handle_signals: bool = True) -> None:
@@ -119,8 +122,13 @@ class Runner:
                 yield
         finally:
             self._runner_thread = None
-            self._stop.clear()  # the stop is spent: a later run() runs
+            self._stop_spent()
             self._idle.set()
+
+    def _stop_spent(self) -> None:
+        """The run a stop asked to end has ended: a later ``run()`` runs (a subclass that
+        mirrors the stop in a flag of its own clears that too)."""
+        self._stop.clear()
 
     def stop(self) -> None:
         """Ask ``run()`` to finish the work in hand, commit and return (any thread; a no-op
