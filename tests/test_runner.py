@@ -3,6 +3,7 @@ signal, ``close()`` waits for it and is final, a context manager, one run at a t
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import threading
@@ -163,3 +164,31 @@ def test_close_from_inside_the_run_does_not_wait_for_itself() -> None:
 def test_handle_signals_must_be_a_bool() -> None:
     with pytest.raises(ConfigurationError, match="handle_signals: expected True or False"):
         Loop(handle_signals="yes")  # type: ignore[arg-type]
+
+
+def test_an_asyncio_runner_shares_the_lifecycle_and_closes_without_blocking_its_loop() -> None:
+    class AsyncLoop(Runner):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rounds = 0
+
+        async def run(self) -> None:
+            with self._running():
+                while not self.stopping:
+                    self.rounds += 1
+                    await asyncio.sleep(0.01)
+
+    async def main() -> AsyncLoop:
+        runner = AsyncLoop()
+        task = asyncio.create_task(runner.run())
+        while not runner.rounds:
+            await asyncio.sleep(0.01)
+        await asyncio.to_thread(runner.close, 30)  # the loop goes on while close() waits
+        assert task.done()
+        await task
+        return runner
+
+    runner = asyncio.run(main())
+    assert runner.closed
+    with pytest.raises(ProcessingError, match="AsyncLoop is closed"):
+        asyncio.run(runner.run())
