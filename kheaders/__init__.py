@@ -3,13 +3,33 @@
 # first: decides between the compiled core and its Python before any of its modules loads
 from kheaders._compiled import COMPILED  # isort: skip
 from kheaders import _public
-from kheaders._client.consumer import Consumer, wrap_consumer
-from kheaders._client.deadletter import DeadLetterPublisher, dead_letter_headers
-from kheaders._client.producer import Producer, wrap_producer
-from kheaders._client.records import ProducerRecord, RecordMetadata
+from kheaders._client.consumer import (
+    Consumer,
+    wrap_consumer,
+)
+from kheaders._client.deadletter import (
+    DeadLetterPublisher,
+    dead_letter_headers,
+)
+from kheaders._client.producer import (
+    Producer,
+    wrap_producer,
+)
+from kheaders._client.records import (
+    ProducerRecord,
+    RecordMetadata,
+)
 from kheaders._codec.protocol import ValueCodec
 from kheaders._codec.struct import TaggedStruct
-from kheaders._codec.values import BOOL, JSON, LONG, TEXT, TEXT_LENIENT, UUID, VARLONG
+from kheaders._codec.values import (
+    BOOL,
+    JSON,
+    LONG,
+    TEXT,
+    TEXT_LENIENT,
+    UUID,
+    VARLONG,
+)
 from kheaders._errors import (
     BrokerUnavailableError,
     CloudEventError,
@@ -27,7 +47,12 @@ from kheaders._errors import (
     UnmirrorableRecordError,
 )
 from kheaders._logsetup import configure_logging
-from kheaders._model.headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._model.headers import (
+    Header,
+    Headers,
+    HeaderTypes,
+    HeaderValue,
+)
 from kheaders._model.limits import HeaderLimits
 from kheaders._serde.builtin import (
     CONTENT_TYPE,
@@ -56,7 +81,10 @@ from kheaders._serde.json import (
     JsonSerializer,
     media_type,
 )
-from kheaders._serde.protocols import Deserializer, Serializer
+from kheaders._serde.protocols import (
+    Deserializer,
+    Serializer,
+)
 from kheaders._settings import config_bool
 
 # the public modules of moved names: imported here so that their classes name them at once
