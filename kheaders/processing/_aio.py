@@ -76,8 +76,9 @@ class AIOProcessor(ProcessorBase):
         **options: Any,
     ) -> None:
         number("concurrency", concurrency, integer=True)
-        super().__init__(config, topics, handler, concurrent=concurrency > 1, **options)
+        super().__init__(config, topics, handler, **options)
         self.concurrency = concurrency
+        self._engine.concurrent = concurrency > 1
         self._loop: asyncio.AbstractEventLoop | None = None
         self._consumer: AIOConsumer | None = None
         self._producer: AIOProducer | None = None

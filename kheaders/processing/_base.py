@@ -124,7 +124,6 @@ class ProcessorBase:
         keep_timestamps: bool = False,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
-        concurrent: bool = False,
     ) -> None:
         _v.mapping("config", config)
         _v.topics_list(topics)
@@ -170,7 +169,6 @@ class ProcessorBase:
             self._core,
             self._observer,
             commit_interval=commit_interval,
-            concurrent=concurrent,
             keep_timestamps=keep_timestamps,
         )
         self._stop = threading.Event()
