@@ -165,13 +165,14 @@ class AIOProcessor(ProcessorBase):
         """The short way: the handler on each record; one report for the run."""
         engine, handler, records = self._engine, step.handler, step.records
         start = 0
-        for i, msg in enumerate(records):
+        for msg in records:
             if engine.stopping:  # a stopped processor starts nothing: read again next run
-                records = records[:i]
+                records = records[: records.index(msg, start)]
                 break
             try:
                 await handler(msg)
             except Exception as exc:
+                i = records.index(msg, start)
                 if i > start:  # the records before it first
                     engine.send(s.Handled(records[start:i]))
                 start = i + 1

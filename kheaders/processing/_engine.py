@@ -139,6 +139,12 @@ class Engine:
             and ev.attempts is None
         )
         retry_topics = core.retry_topics
+        if fast:  # the common case: the whole batch takes the short way
+            for msg in ev.records:
+                if msg.error() is not None or msg.topic() in retry_topics:
+                    break
+            else:
+                return [HandleEach(list(ev.records), core.handler)]  # type: ignore[arg-type]
         paused = self.paused
         steps: list[Step] = []
         run: HandleEach | None = None
@@ -246,9 +252,7 @@ class Engine:
             else:
                 offsets.settled_now(tp, msg.offset() or 0)
             return _NO_STEPS
-        last: dict[Partition, int] = {}
-        for msg in records:
-            last[(msg.topic(), msg.partition())] = msg.offset()  # type: ignore[index,assignment]
+        last: dict[Partition, int] = {(m.topic(), m.partition()): m.offset() for m in records}  # type: ignore[misc]
         for tp, offset in last.items():
             offsets.settled_now(tp, offset)
         return _NO_STEPS

@@ -1,6 +1,8 @@
 """The events a processing driver feeds its :class:`~kheaders.processing._engine.Engine`,
-and the steps the engine answers with. Plain data: no I/O, no clock of their own (every
-event that needs the time carries ``now``, epoch milliseconds, the driver's clock).
+and the steps the engine answers with. Plain data, never changed once made (not frozen only
+because a frozen dataclass costs more to build, and one is built per record): no I/O, no
+clock of their own (every event that needs the time carries ``now``, epoch milliseconds,
+the driver's clock).
 
 How a driver uses them (the sync :class:`~kheaders.processing.Processor` is the reference):
 
@@ -49,7 +51,7 @@ DEAD_LETTER = "dead-letter"
 # -- events (driver -> engine) ---------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Polled:
     """Records (and error events) one read returned, in order. ``attempts``, when given, is
     each record's delivery attempt as the broker counts it (a share group's delivery count);
@@ -60,7 +62,7 @@ class Polled:
     attempts: Sequence[int] | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Unreadable:
     """A read raised DeserializationError: a record the consumer could not read at all."""
 
@@ -68,14 +70,14 @@ class Unreadable:
     now: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Handled:
     """The handler returned for these records (a Handle's record, or a run of HandleEach)."""
 
     records: Sequence[Message]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Failed:
     """The handler of ``step`` raised ``error``."""
 
@@ -84,7 +86,7 @@ class Failed:
     now: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Acknowledged:
     """The broker's answer to a Publish: ``error`` None when written, else why not."""
 
@@ -93,47 +95,47 @@ class Acknowledged:
     now: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Committed:
     """A Commit step's offsets were committed."""
 
     offsets: Sequence[TopicPartition]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Assigned:
     """New partitions, with their committed offsets (and metadata) as the group has them."""
 
     committed: Sequence[TopicPartition]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Revoked:
     """Partitions taken away cleanly (pending publications already waited for)."""
 
     partitions: Collection[Partition]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Lost:
     """Partitions lost (another member may own them already): nothing is committed."""
 
     partitions: Collection[Partition]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Tick:
     """The time, after each read (and whenever the driver wakes)."""
 
     now: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class StopRequested:
     """``stop()`` was called (or a signal came)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Closing:
     """Shutting down: ``unsent`` publications were still unacknowledged after waiting."""
 
@@ -155,7 +157,7 @@ Event = (
 # -- steps (engine -> driver) ----------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Handle:
     """Call ``handler(record)`` (after ``delay`` seconds: an in-place retry; a stop during
     the wait drops the step: the record is left for the next run). ``raw`` is the consumed
@@ -170,7 +172,7 @@ class Handle:
     tries: int = 0
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class HandleEach:
     """Call ``handler`` on each record in order (the short way: main-topic records that need
     nothing else, attempt 1, nothing deserialized)."""
@@ -183,7 +185,7 @@ class HandleEach:
         return Handle(record, self.handler, 1, (record.key(), record.value()))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Publish:
     """Produce a failed record's consumed bytes to its next topic (``partition`` -1: by key)
     with ``headers`` and ``timestamp`` (0: the producer stamps it). ``kind`` is ``retry`` or
@@ -201,7 +203,7 @@ class Publish:
     error: BaseException | None = field(repr=False, compare=False, default=None)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Pause:
     """Pause ``partition`` and seek it back to its offset: the record there is due at
     ``due`` (epoch ms); the engine answers Resume then."""
@@ -210,14 +212,14 @@ class Pause:
     due: int
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Resume:
     """Resume these paused partitions."""
 
     partitions: list[TopicPartition]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Commit:
     """Commit ``offsets`` (with their metadata); ``sync`` to wait for the answer."""
 
@@ -225,12 +227,12 @@ class Commit:
     sync: bool
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Purge:
     """Drop the publications not sent yet (their records stay uncommitted)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Stop:
     """Stop reading; raise ``error`` from ``run()`` once shut down (when set)."""
 
