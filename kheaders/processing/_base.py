@@ -12,14 +12,16 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import KafkaError, Message, TopicPartition
 
 from kheaders._errors import ConfigurationError, KHeadersError, ProcessingError
+from kheaders.deadletter import DeadLetter
+from kheaders.deadletter._config import dead_letter_option
+from kheaders.deadletter._exceptions import describe_error
 from kheaders.processing import _observe
 from kheaders.processing import _validate as _v
 from kheaders.processing._commits import Offsets
 from kheaders.processing._core import Core, HeadersFilter, Hop
-from kheaders.processing._failure import describe_error
 from kheaders.processing._observe import Observer, log
 from kheaders.processing._pause import Paused
-from kheaders.processing._retry import DeadLetter, RetryTopics
+from kheaders.processing._retry import RetryTopics
 from kheaders.processing._setup import consumer_parts, prepare_topics
 from kheaders.processing._setup import producer_config as _producer_config_for
 
@@ -73,20 +75,8 @@ def _retry_option(retry: object) -> RetryTopics | None:
 
 
 def _dead_letter_option(dead_letter: object) -> DeadLetter | None:
-    """``dead_letter=`` checked: True means ``DeadLetter()`` (``<topic>-dlt``)."""
-    if dead_letter is None or isinstance(dead_letter, DeadLetter):
-        return dead_letter
-    if dead_letter is True:
-        return DeadLetter()
-    hint = ""
-    if isinstance(dead_letter, str):
-        hint = f": write dead_letter=DeadLetter(topic={dead_letter!r})"
-    elif dead_letter is False:
-        hint = ": leave it out (None) for no dead-letter topic without retry="
-    raise ConfigurationError(
-        "dead_letter: expected DeadLetter(...), True (for DeadLetter()) or None, got"
-        f" {_v.kind_of(dead_letter)}{hint}"
-    )
+    """``dead_letter=`` checked (see :func:`kheaders.deadletter._config.dead_letter_option`)."""
+    return dead_letter_option(dead_letter)
 
 
 def _check_in_place(retry: RetryTopics | None, config: Mapping[str, object]) -> None:
@@ -115,7 +105,7 @@ class ProcessorBase:
         handler: Handler | None = None,
         *,
         retry: RetryTopics | None = None,
-        dead_letter: DeadLetter | bool | None = None,
+        dead_letter: DeadLetter | str | bool | None = None,
         filter: HeadersFilter | None = None,
         route_by: str | None = None,
         handlers: Mapping[str | bytes, Handler] | None = None,

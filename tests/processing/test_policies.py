@@ -6,8 +6,9 @@ import pytest
 from confluent_kafka import Message
 
 from kheaders import ConfigurationError, DeserializationError, Headers, ProcessingError
-from kheaders.processing import DeadLetter, Processor, RetryTopics
-from kheaders.processing import spring_headers as sh
+from kheaders.deadletter import DeadLetter
+from kheaders.deadletter import spring as sh
+from kheaders.processing import Processor, RetryTopics
 from kheaders.processing._commits import MAX_METADATA, Offsets, decode_done, encode_done
 from kheaders.processing._core import Core
 from kheaders.processing._pause import Paused, now_ms
