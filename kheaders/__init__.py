@@ -13,7 +13,6 @@ from kheaders._client.chain import (
     OnSend,
 )
 from kheaders._client.consumer import Consumer, wrap_consumer
-from kheaders._client.deadletter import DeadLetterPublisher, dead_letter_headers
 from kheaders._client.producer import Producer, wrap_producer
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._codec.protocol import ValueCodec
@@ -104,7 +103,6 @@ __all__ = [
     "ConfigurationError",
     "Consumer",
     "ContentTypeDeserializer",
-    "DeadLetterPublisher",
     "DecodeError",
     "DeserializationError",
     "Deserializer",
@@ -152,7 +150,6 @@ __all__ = [
     "__version__",
     "config_bool",
     "configure_logging",
-    "dead_letter_headers",
     "extract_trace_parent",
     "extract_trace_state",
     "format_tracestate",
@@ -169,3 +166,23 @@ __all__ = [
     "wrap_producer",
 ]
 _public.claim(__name__, globals())
+
+_MOVED = frozenset(("DeadLetterPublisher", "dead_letter_headers"))
+
+
+def __getattr__(name: str) -> object:
+    """The dead-letter names that moved to :mod:`kheaders.deadletter`, with a
+    DeprecationWarning (for one release)."""
+    if name not in _MOVED:
+        raise AttributeError(f"module 'kheaders' has no attribute {name!r}")
+    import warnings
+
+    import kheaders.deadletter
+
+    warnings.warn(
+        f"kheaders.{name} moved to kheaders.deadletter.{name}; the old name will be removed"
+        " in the next release",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return getattr(kheaders.deadletter, name)

@@ -6,10 +6,8 @@ can wait on the network off the event loop. See docs/aio.md. ``AIOProcessor`` li
 :mod:`kheaders.processing` (one engine, several drivers) and is re-exported here.
 """
 
-from __future__ import annotations
-
-import importlib
-from typing import Any
+import importlib as _importlib
+from typing import Any as _Any
 
 from kheaders import _public
 from kheaders.aio._consumer import AIOConsumer
@@ -19,9 +17,9 @@ __all__ = ["AIOConsumer", "AIOProcessor", "AIOProducer"]
 _public.claim(__name__, {**globals(), "__all__": ["AIOConsumer", "AIOProducer"]})
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     """``AIOProcessor``: kheaders.processing's, resolved at run time (processing stands on
     this package, not the other way round)."""
     if name == "AIOProcessor":
-        return importlib.import_module("kheaders.processing").AIOProcessor
+        return _importlib.import_module("kheaders.processing").AIOProcessor
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

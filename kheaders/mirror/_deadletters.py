@@ -1,7 +1,7 @@
 """Dead letters: a source record the target cannot take goes to a topic on the source cluster.
 
 The dead letter is the record as read (raw key, value and headers, in order) followed by the
-``kheaders.dlt.*`` headers of :class:`kheaders.DeadLetterPublisher`, the error type
+``kheaders.dlt.*`` headers of :class:`kheaders.deadletter.DeadLetterPublisher`, the error type
 ``UnmirrorableRecordError`` and the reason. A record too large for the dead-letter topic too
 gets a bare dead letter (the reason and its place, no key, value or headers: it stays on the
 source at that offset); a dead-letter topic refusing even that is fatal for the run.
@@ -15,9 +15,9 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from kheaders._client.deadletter import DeadLetterPublisher
 from kheaders._errors import DeserializationError, InvalidNameError, UnmirrorableRecordError
 from kheaders._log import get_logger
+from kheaders.deadletter import DeadLetterPublisher
 from kheaders.mirror import _metrics
 from kheaders.mirror._metrics import MirrorStats
 from kheaders.mirror._tracker import Pending
@@ -81,7 +81,8 @@ class DeadLetters:
             )
         error = UnmirrorableRecordError(f"record at {where}: {said}")
         publisher = self._publisher(msg.topic() or "")
-        landed = functools.partial(self._landed, pending, publisher.topic or "", reason, bare)
+        dlt = publisher.topic_for(msg.topic() or "")
+        landed = functools.partial(self._landed, pending, dlt, reason, bare)
         while True:
             try:
                 publisher.publish(msg, error, on_delivery=landed)
@@ -102,7 +103,7 @@ class DeadLetters:
             partition=msg.partition(),
             offset=msg.offset(),
             reason=said,
-            dead_letter_topic=publisher.topic,
+            dead_letter_topic=dlt,
         )
 
     def _landed(

@@ -22,11 +22,13 @@ from opentelemetry.trace import TracerProvider
 from kheaders._client.clientlog import route_client_log
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
+from kheaders.deadletter import KHEADERS, DeadLetter
+from kheaders.deadletter._config import dead_letter_option, renamed
 from kheaders.mirror import _metrics
 from kheaders.mirror._copy import Copier
 from kheaders.mirror._deadletters import DeadLetters
 from kheaders.mirror._metrics import MirrorStats
-from kheaders.mirror._routes import SAME_TOPIC, Route, RoutingTable
+from kheaders.mirror._routes import Route, RoutingTable
 from kheaders.mirror._sender import Sender
 from kheaders.mirror._setup import ClusterConfig, Plan, client_config, plan
 from kheaders.mirror._tracing import tracer_of
@@ -76,7 +78,11 @@ class Mirror:
     RoutingTable, or Routes with the default ``{topic}``) choose target topics on headers
     only. ``partitioning="same"`` keeps the partition number where the target topic has it
     (else by key), ``"key"`` partitions by key with Java's murmur2. Records the target cannot
-    take go to ``dead_letter_topic`` (``{topic}`` = source topic) on the source cluster.
+    take go to their dead-letter topic on the source cluster: ``dead_letter`` (a
+    :class:`kheaders.deadletter.DeadLetter` or a topic name, ``{topic}`` = source topic;
+    default ``{topic}-dlt``, kheaders' ``kheaders.dlt.*`` headers); ``dead_letter_topic=`` is
+    its deprecated name. A missing dead-letter topic is created with its source topic's
+    partition count where the source allows it, else :meth:`check` refuses it.
 
     At most ``max_in_flight`` copies are unacknowledged; a source offset is committed only
     once every record up to it was acknowledged. Raises ConfigurationError for a bad setting;
@@ -98,7 +104,7 @@ class Mirror:
         partitioning: str = "same",
         source_name: str | None = None,
         target_name: str | None = None,
-        dead_letter_topic: str = SAME_TOPIC + ".dlt",
+        dead_letter: DeadLetter | str | None = None,
         max_in_flight: int = 10_000,
         batch_size: int = 1000,
         commit_interval: float = 1.0,
@@ -108,7 +114,11 @@ class Mirror:
         dead_letter_config: Mapping[str, Any] | None = None,
         meter_provider: MeterProvider | None = None,
         tracer_provider: TracerProvider | None = None,
+        dead_letter_topic: str | None = None,
     ) -> None:
+        if dead_letter_topic is not None:
+            renamed("Mirror", "dead_letter_topic=")
+            dead_letter = dead_letter_topic
         if partitioning not in PARTITIONING:
             raise ConfigurationError(f"partitioning: 'same' or 'key', got {partitioning!r}")
         if max_in_flight < 1 or batch_size < 1:
@@ -120,7 +130,9 @@ class Mirror:
         self.group_id = group_id
         self.partitioning = partitioning
         self.names = (source_name, target_name)
-        self.dead_letter_topic = dead_letter_topic
+        self.dead_letter = dead_letter_option(dead_letter, contract=KHEADERS) or DeadLetter(
+            contract=KHEADERS
+        )
         self.max_in_flight = max_in_flight
         self.batch_size = batch_size
         self.commit_interval = commit_interval
@@ -149,8 +161,9 @@ class Mirror:
 
     def check(self, *, create_topics: bool = False) -> Plan:
         """Check settings, rules and topics against both clusters (see ``_setup.plan``);
-        ``create_topics`` creates missing target and dead-letter topics instead of refusing
-        them (with their source topic's partition count).
+        ``create_topics`` creates missing target topics instead of refusing them (with their
+        source topic's partition count); missing dead-letter topics are always created
+        where the source cluster allows it.
 
         Raises ConfigurationError listing every problem found; BrokerUnavailableError."""
         self.plan = plan(
@@ -160,7 +173,7 @@ class Mirror:
             self.table,
             source_name=self.names[0],
             target_name=self.names[1],
-            dead_letter_topic=self.dead_letter_topic,
+            dead_letter=self.dead_letter,
             create_topics=create_topics,
         )
         return self.plan
@@ -289,7 +302,7 @@ class Mirror:
 
     def _dead_letter_topic_of(self, source_topic: str) -> str:
         found = self.plan.dead_letter.get(source_topic) if self.plan is not None else None
-        return found or self.dead_letter_topic.replace(SAME_TOPIC, source_topic)
+        return found or self.dead_letter.topic_for(source_topic)
 
     def _commit(self, *, asynchronous: bool, only: set[tuple[str, int]] | None = None) -> None:
         sender = self._sender

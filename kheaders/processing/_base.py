@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING, Any
 from confluent_kafka import Message, TopicPartition
 
 from kheaders._errors import ConfigurationError
+from kheaders.deadletter import DeadLetter
+from kheaders.deadletter._config import dead_letter_option
 from kheaders.processing import _validate as _v
 from kheaders.processing._core import Core, HeadersFilter
 from kheaders.processing._engine import Engine
 from kheaders.processing._observe import Observer
-from kheaders.processing._retry import DeadLetter, RetryTopics
+from kheaders.processing._retry import RetryTopics
 from kheaders.processing._setup import consumer_parts, prepare_topics
 from kheaders.processing._setup import producer_config as _producer_config_for
 from kheaders.processing._steps import Partition, Stop
@@ -61,23 +63,6 @@ def _retry_option(retry: object) -> RetryTopics | None:
     )
 
 
-def _dead_letter_option(dead_letter: object) -> DeadLetter | None:
-    """``dead_letter=`` checked: True means ``DeadLetter()`` (``<topic>-dlt``)."""
-    if dead_letter is None or isinstance(dead_letter, DeadLetter):
-        return dead_letter
-    if dead_letter is True:
-        return DeadLetter()
-    hint = ""
-    if isinstance(dead_letter, str):
-        hint = f": write dead_letter=DeadLetter(topic={dead_letter!r})"
-    elif dead_letter is False:
-        hint = ": leave it out (None) for no dead-letter topic without retry="
-    raise ConfigurationError(
-        "dead_letter: expected DeadLetter(...), True (for DeadLetter()) or None, got"
-        f" {_v.kind_of(dead_letter)}{hint}"
-    )
-
-
 def _check_in_place(retry: RetryTopics | None, config: Mapping[str, object]) -> None:
     """Raise ConfigurationError when in-place attempts could outlast
     ``max.poll.interval.ms`` (they run on the polling thread)."""
@@ -104,7 +89,7 @@ class ProcessorBase:
         handler: Handler | None = None,
         *,
         retry: RetryTopics | None = None,
-        dead_letter: DeadLetter | bool | None = None,
+        dead_letter: DeadLetter | str | bool | None = None,
         filter: HeadersFilter | None = None,
         route_by: str | None = None,
         handlers: Mapping[str | bytes, Handler] | None = None,
@@ -124,7 +109,7 @@ class ProcessorBase:
         _v.callable_or_none("filter", filter)
         _v.routes(route_by, handlers)
         retry = _retry_option(retry)
-        dead_letter = _dead_letter_option(dead_letter)
+        dead_letter = dead_letter_option(dead_letter)
         _v.mapping("producer_config", producer_config, optional=True)
         for name, value in (
             ("commit_interval", commit_interval),

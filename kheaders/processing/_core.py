@@ -8,13 +8,13 @@ from typing import Any, NamedTuple
 
 from confluent_kafka import Message
 
-from kheaders._client.deadletter import dead_letter_headers
 from kheaders._client.deserializing import deserialize
 from kheaders._errors import ConfigurationError
 from kheaders._model.headers import Headers
-from kheaders.processing import spring_headers as sh
-from kheaders.processing._failure import Pairs, spring_headers
-from kheaders.processing._retry import KHEADERS, DeadLetter, RetryTopics, route_map
+from kheaders.deadletter import KHEADERS, DeadLetter, dead_letter_headers, spring_headers
+from kheaders.deadletter import spring as sh
+from kheaders.deadletter._write import Pairs
+from kheaders.processing._retry import RetryTopics, route_map
 
 HeadersFilter = Callable[[Headers], bool]
 """``filter=``: given a record's headers, True to handle it, False to skip (and commit) it."""

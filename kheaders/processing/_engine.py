@@ -21,10 +21,10 @@ from typing import Any
 from confluent_kafka import KafkaError, Message, TopicPartition
 
 from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError
+from kheaders.deadletter._exceptions import describe_error
 from kheaders.processing import _observe
 from kheaders.processing._commits import Offsets
 from kheaders.processing._core import Core
-from kheaders.processing._failure import describe_error
 from kheaders.processing._observe import Observer, log
 from kheaders.processing._steps import (
     DEAD_LETTER,

@@ -17,10 +17,9 @@ import pytest
 from confluent_kafka import Message
 
 from kheaders import Redactor
-from kheaders._client.deadletter import dead_letter_headers
 from kheaders.cli import main
 from kheaders.cli._tail import format_record
-from kheaders.processing._failure import spring_headers
+from kheaders.deadletter import dead_letter_headers, spring_headers
 
 ROOT = Path(__file__).resolve().parents[2]
 ADDRESS = ["--bootstrap", "127.0.0.1:1"]  # nothing listens there

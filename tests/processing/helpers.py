@@ -14,9 +14,8 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-from kheaders.aio import AIOProcessor
 from kheaders.broker import fast_consumer_config
-from kheaders.processing import Processor
+from kheaders.processing import AIOProcessor, Processor
 
 ALL = ("sync", "async", "async-4")
 """Every processing driver, as ``make`` names them (the ``driver`` fixture runs the first two)."""

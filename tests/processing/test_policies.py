@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from kheaders import ConfigurationError, DeserializationError, ProcessingError
-from kheaders.processing import DeadLetter, Processor, RetryTopics
+from kheaders.deadletter import DeadLetter
+from kheaders.processing import Processor, RetryTopics
 from kheaders.processing._commits import MAX_METADATA, Offsets, decode_done, encode_done
 
 

@@ -12,8 +12,8 @@ import confluent_kafka
 import pytest
 
 from kheaders.broker import create_topic
+from kheaders.deadletter import spring as sh
 from kheaders.processing import RetryTopics
-from kheaders.processing import spring_headers as sh
 from tests.processing.helpers import Running, config, make, produce, read_all, wait_for
 
 pytestmark = pytest.mark.integration
@@ -90,8 +90,11 @@ def test_each_failing_record_is_tried_once_per_delay_then_dead_lettered_byte_for
         assert d.partition == original.partition  # the same partition number
         assert d.timestamp[1] >= original.timestamp[1]  # stamped when sent (as Spring)
         assert d.headers[: len(original.headers)] == original.headers  # order, dups, None
-        added = dict(d.headers[len(original.headers) :])
-        assert len(added) == len(d.headers) - len(original.headers)  # each added once
+        names = [k for k, _ in d.headers[len(original.headers) :]]
+        once = [n for n in names if n not in sh.RETRY_HEADERS]
+        assert len(set(once)) == len(once)  # the origin and the failure: each added once
+        assert [n for n in names if n in sh.RETRY_HEADERS] == [*sh.RETRY_HEADERS] * 3  # per hop
+        added = dict(d.headers[len(original.headers) :])  # the last value of each
         assert added[sh.ORIGINAL_TOPIC] == topic.encode()
         assert added[sh.ORIGINAL_PARTITION] == original.partition.to_bytes(4, "big")
         assert added[sh.ORIGINAL_OFFSET] == original.offset.to_bytes(8, "big")

@@ -11,8 +11,9 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 from structlog.testing import capture_logs
 
-from kheaders import Consumer, DeadLetterPublisher, JsonDeserializer, ProcessingError, Producer
-from kheaders.processing import DeadLetter, RetryTopics
+from kheaders import Consumer, JsonDeserializer, ProcessingError, Producer
+from kheaders.deadletter import DeadLetter, DeadLetterPublisher
+from kheaders.processing import RetryTopics
 from tests.processing.helpers import Running, config, make, produce, read_all, wait_for
 
 pytestmark = pytest.mark.integration
@@ -99,7 +100,7 @@ def test_dead_letter_publisher_sends_consumed_bytes_and_extra_headers(
     publisher.publish(msg, ValueError("x"), headers=[("n", b"\x00\x02")])  # bytes kept
     assert producer.flush(10) == 0
     consumer.close()
-    dead = read_all(bootstrap, f"{topic}.dlt", 1)
+    dead = read_all(bootstrap, f"{topic}-dlt", 1)
     assert dead[0].value == b'{"a":1}'
     assert dead[0].headers[0] == ("h", b"1")
     assert dead[0].headers[-1] == ("n", b"\x00\x02")

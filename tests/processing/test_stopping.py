@@ -15,8 +15,7 @@ import confluent_kafka
 import pytest
 from confluent_kafka import TopicPartition
 
-from kheaders.aio import AIOProcessor
-from kheaders.processing import RetryTopics
+from kheaders.processing import AIOProcessor, RetryTopics
 from tests.processing.helpers import ALL, Running, config, make, produce, wait_for
 
 pytestmark = pytest.mark.integration
