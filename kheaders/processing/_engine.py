@@ -120,6 +120,12 @@ class Engine:
             return longest
         return max(0.0, min(longest, (soonest - now) / 1000))
 
+    def commit_point(self) -> list[TopicPartition]:
+        """The offsets (with metadata) that moved since the last ``Committed``, without
+        waiting for ``commit_interval``: what an exactly-once driver sends with its
+        transaction before committing it (then ``Committed`` with them)."""
+        return self.offsets.to_commit()
+
     @property
     def in_hand(self) -> int:
         """Records started and not settled (publications awaited, concurrent handlers)."""

@@ -29,8 +29,10 @@ How a driver uses them (the sync :class:`~kheaders.processing.Processor` is the 
 A share-group driver acknowledges instead of committing: accept on ``Handled``, reject once a
 dead-letter ``Publish`` is acknowledged, release instead of carrying out a ``Publish`` whose
 ``kind`` is ``"retry"``, and it passes the broker's delivery count as ``Polled.attempts``.
-An exactly-once driver carries ``Publish`` and ``Commit`` out inside its transaction
-(``Acknowledged`` once the transaction commits, or all as failed when it aborts).
+An exactly-once driver carries ``Publish`` out inside its transaction, sends
+``engine.commit_point()`` with it (``Committed`` once it commits; ``Acknowledged`` for its
+publications then, or all as failed when it aborts) and leaves ``Tick``'s ``Commit`` steps
+out.
 """
 
 from __future__ import annotations

@@ -444,3 +444,12 @@ def test_concurrent_records_settled_out_of_order_hold_the_commit_at_the_oldest()
     assert commit_at(engine, T0 + 1000) == {("orders", 0): (0, encode_done(0, [0], 3))}
     engine.send(Handled([msgs[0]]))
     assert commit_at(engine, T0 + 2000) == {("orders", 0): (3, None)}
+
+
+def test_the_commit_point_is_there_at_any_time_for_a_transaction() -> None:
+    engine = make()
+    msgs = [record(0), record(1)]
+    engine.send(Handled(only(engine.send(Polled(msgs, T0)), HandleEach).records))
+    assert engine.commit_point() == [TopicPartition("orders", 0, 2)]  # no interval waited
+    engine.send(Committed(engine.commit_point()))
+    assert engine.commit_point() == []
