@@ -58,6 +58,7 @@ class AIOProcessor(ProcessorBase):
         super().__init__(config, topics, handler, **options)
         self.concurrency = concurrency
         self._engine.concurrent = concurrency > 1
+        self._engine.read_ahead = True  # AIOConsumer reads ahead (see Pause below)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._consumer: AIOConsumer | None = None
         self._producer: AIOProducer | None = None

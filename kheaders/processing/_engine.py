@@ -95,9 +95,11 @@ class Engine:
         """Once True, nothing more is started (a driver checks it before each Handle)."""
         self.paused: dict[Partition, tuple[int, int]] = {}
         """Paused partitions: (due epoch ms, offset sought back to)."""
+        self.read_ahead = False
+        """Set by a driver whose consumer reads ahead past a seek (kheaders.aio's): then,
+        after a Pause, the partition's records past the offset sought back to are dropped
+        until that one comes (they were read before the seek; they come again after it)."""
         self.sought: dict[Partition, int] = {}
-        """Partitions sought back (resumed or not): records read ahead past the offset
-        before the seek took effect are dropped until the one sought back to comes."""
         self.tries: dict[int, int] = {}
         """``id(record)`` -> in-place attempts made so far (while some are)."""
         self._again: list[tuple[int, Message, tuple[object, object], int]] = []
@@ -189,7 +191,8 @@ class Engine:
         due = core.due_ms(msg, now)
         if due is not None:
             self.paused[tp] = (due, offset)
-            self.sought[tp] = offset
+            if self.read_ahead:
+                self.sought[tp] = offset
             log.debug("processing.paused", topic=tp[0], partition=tp[1], offset=offset, due=due)
             return [Pause(TopicPartition(tp[0], tp[1], offset), due)]
         if not core.accepts(msg):
