@@ -460,3 +460,29 @@ def test_the_commit_point_is_there_at_any_time_for_a_transaction() -> None:
     assert engine.commit_point() == [TopicPartition("orders", 0, 2)]  # no interval waited
     engine.send(Committed(engine.commit_point()))
     assert engine.commit_point() == []
+
+
+@pytest.mark.parametrize("kind", [ValueError, IntegrityError])
+def test_the_consumer_and_the_engine_follow_one_deserialization_rule(kind: type) -> None:
+    from kheaders import Consumer
+
+    class Refusing:
+        def deserialize(self, topic: str, headers: Any, data: bytes) -> object:
+            if kind is IntegrityError:
+                raise IntegrityError("protected record refused: bad tag", message=None, field="v")
+            raise ValueError("not json: " + data.decode())
+
+    consumer = Consumer(
+        {"bootstrap.servers": "localhost:1", "group.id": "g"}, value_deserializer=Refusing()
+    )
+    try:
+        by_consumer = Message(topic="orders", partition=0, offset=3, key=b"k", value=b"raw")
+        with pytest.raises(DeserializationError) as raised:
+            consumer._prepare(by_consumer)
+    finally:
+        consumer.close()
+    engine = make(value_de=Refusing().deserialize, dead_letter=DeadLetter())
+    pub = only(engine.send(Polled([record(3, value=b"raw")], T0)), Publish)
+    assert type(raised.value) is type(pub.error)
+    assert str(raised.value) == str(pub.error)
+    assert (by_consumer.key(), by_consumer.value()) == (b"k", b"raw")  # untouched
