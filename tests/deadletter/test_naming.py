@@ -11,7 +11,7 @@ import pytest
 from kheaders import ConfigurationError, Producer
 from kheaders.aio import AIOProcessor
 from kheaders.cli import build_parser
-from kheaders.deadletter import KHEADERS, DeadLetter, DeadLetterPublisher
+from kheaders.deadletter import DeadLetter, DeadLetterPublisher
 from kheaders.mirror import Mirror
 from kheaders.processing import Processor
 
@@ -44,7 +44,7 @@ def _aio_processor(dead_letter: object) -> str:
 
 def _mirror(dead_letter: Any) -> str:
     mirror = Mirror(NOWHERE, "127.0.0.1:8", ["orders"], dead_letter=dead_letter)
-    return mirror._dead_letter_topic_of("orders")
+    return mirror.dead_letter.topic_for("orders")
 
 
 USERS: dict[str, Callable[[object], str]] = {
@@ -61,7 +61,7 @@ USERS: dict[str, Callable[[object], str]] = {
         (True, "orders-dlt"),
         ("{topic}.dlq", "orders.dlq"),
         ("all-dead", "all-dead"),
-        (DeadLetter(suffix="_dlq", contract=KHEADERS), "orders_dlq"),
+        (DeadLetter(suffix="_dlq"), "orders_dlq"),
     ],
 )
 def test_every_user_reads_dead_letter_the_same_way(
@@ -88,11 +88,13 @@ def test_the_default_is_springs_everywhere(producer: Producer) -> None:
     assert args.dead_letter == "{topic}-dlt"
 
 
-def test_the_publisher_takes_a_name_or_a_dead_letter_and_refuses_springs_contract(
+def test_the_publisher_and_the_mirror_refuse_springs_contract_when_built(
     producer: Producer,
 ) -> None:
     assert DeadLetterPublisher(producer, "{topic}.dlq").topic_for("orders") == "orders.dlq"
     with pytest.raises(ConfigurationError, match=r"dead_letter: expected DeadLetter"):
         DeadLetterPublisher(producer, 7)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match=r"dead_letter: .*kheaders\.dlt\.\* headers"):
-        DeadLetterPublisher(producer, DeadLetter())  # Spring's headers are the processor's
+        DeadLetterPublisher(producer, DeadLetter(contract="spring"))  # the processor's
+    with pytest.raises(ConfigurationError, match=r"dead_letter: the mirror writes the kheaders"):
+        _mirror(DeadLetter(contract="spring"))  # refused when built, not at the first send
