@@ -192,7 +192,7 @@ def test_the_old_keywords_of_the_dead_letter_topic_warn_and_still_work() -> None
     with pytest.warns(DeprecationWarning, match="dead_letter=") as caught:
         mirror = Mirror("127.0.0.1:9", "127.0.0.1:8", ["orders"], dead_letter_topic="{topic}.dlq")
     assert [w.filename for w in caught] == [__file__]
-    assert mirror._dead_letter_topic_of("orders") == "orders.dlq"
+    assert mirror.dead_letter.topic_for("orders") == "orders.dlq"
 
 
 def test_the_new_dead_letter_names_never_warn() -> None:
@@ -211,4 +211,4 @@ def test_the_new_dead_letter_names_never_warn() -> None:
     assert spring.ATTEMPTS == "retry_topic-attempts"
     assert publisher.topic_for("orders") == "orders.dlq"
     assert default.topic_for("orders") == "orders-dlt"  # Spring's rule, everywhere
-    assert mirror._dead_letter_topic_of("orders") == "orders-dlt"
+    assert mirror.dead_letter.topic_for("orders") == "orders-dlt"

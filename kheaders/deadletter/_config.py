@@ -35,7 +35,8 @@ class DeadLetter:
     The topic is ``topic`` when given (``{topic}`` in it stands for the source topic), else
     ``<source topic><suffix>`` (Spring's default ``-dlt``). ``contract`` is ``"spring"``
     (Spring Kafka's ``kafka_original-*`` / ``kafka_exception-*`` and ``retry_topic-*``
-    headers) or ``"kheaders"`` (the ``kheaders.dlt.*`` headers).
+    headers), ``"kheaders"`` (the ``kheaders.dlt.*`` headers) or None for the user's own:
+    Spring's for the processors, kheaders' for the publisher and the mirror.
 
     Raises ConfigurationError for an unknown contract, a suffix that is not a str (or empty
     without a topic), or a ``topic`` that is not a non-empty str.
@@ -43,7 +44,7 @@ class DeadLetter:
 
     suffix: str = DEFAULT_SUFFIX
     topic: str | None = None
-    contract: str = SPRING
+    contract: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.suffix, str):
@@ -54,7 +55,7 @@ class DeadLetter:
             raise ConfigurationError(
                 f"DeadLetter: topic: expected a topic name or None, got {_kind(self.topic)}"
             )
-        if self.contract not in _CONTRACTS:
+        if self.contract is not None and self.contract not in _CONTRACTS:
             raise ConfigurationError(
                 f"DeadLetter: contract must be one of {_CONTRACTS}, got {self.contract!r}"
             )
@@ -68,9 +69,9 @@ class DeadLetter:
         return self.topic.replace(SOURCE_TOPIC, topic)
 
 
-def dead_letter_option(value: object, *, contract: str = SPRING) -> DeadLetter | None:
+def dead_letter_option(value: object) -> DeadLetter | None:
     """``dead_letter=`` checked: a DeadLetter as given; True for ``DeadLetter()``; a str for
-    ``DeadLetter(topic=...)`` (both with ``contract``); None as None.
+    ``DeadLetter(topic=...)``; None as None.
 
     Raises ConfigurationError naming ``dead_letter`` for anything else.
     """
@@ -79,14 +80,27 @@ def dead_letter_option(value: object, *, contract: str = SPRING) -> DeadLetter |
     if isinstance(value, DeadLetter):
         return value
     if value is True:
-        return DeadLetter(contract=contract)
+        return DeadLetter()
     if isinstance(value, str) and value:
-        return DeadLetter(topic=value, contract=contract)
+        return DeadLetter(topic=value)
     hint = ": leave it out (None) for no dead-letter topic" if value is False else ""
     raise ConfigurationError(
         "dead_letter: expected DeadLetter(...), a topic name, True (for DeadLetter()) or None,"
         f" got {_kind(value)}{hint}"
     )
+
+
+def kheaders_dead_letter(value: object, who: str) -> DeadLetter:
+    """``dead_letter=`` of ``who``, a user that writes the ``kheaders.dlt.*`` headers and
+    always has a dead-letter topic (None: ``<topic>-dlt``). Raises ConfigurationError
+    naming ``dead_letter`` for a bad value or Spring's contract (the processor's)."""
+    found = dead_letter_option(value) or DeadLetter()
+    if found.contract == SPRING:
+        raise ConfigurationError(
+            f"dead_letter: {who} writes the kheaders.dlt.* headers: give a topic name or"
+            ' DeadLetter(..., contract="kheaders")'
+        )
+    return found
 
 
 def renamed(where: str, old: str, stacklevel: int = 3) -> None:

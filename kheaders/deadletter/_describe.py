@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from kheaders._model.redact import Redactor
 from kheaders.deadletter import spring as sh
-from kheaders.deadletter._read import Pairs, failure, is_dead_letter, last_values, text
+from kheaders.deadletter._read import Pairs, failure, is_dead_letter, text
 
 
 def _iso(ms: int) -> str:
@@ -29,7 +29,7 @@ def describe(headers: Iterable[tuple[str, bytes | None]]) -> list[str]:
     ...           ("kafka_original-offset", b"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x2a")])
     ['retry: next attempt 2', 'original: orders[1]@42']
     """
-    last = last_values(list(headers))
+    last = dict(headers)  # the last value of each: Spring appends a retry set per hop
     lines: list[str] = []
     retry: list[str] = []
     if sh.ATTEMPTS in last:

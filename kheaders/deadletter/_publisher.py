@@ -21,13 +21,12 @@ from confluent_kafka import KafkaError, Message
 from kheaders import _telemetry
 from kheaders._client.consumer import consumed_bytes
 from kheaders._client.producer import Producer
-from kheaders._errors import ConfigurationError, DeserializationError
+from kheaders._errors import DeserializationError
 from kheaders._model.headers import Headers, HeaderTypes, pairs_of
 from kheaders._model.limits import check_sendable
 from kheaders.deadletter._config import (
-    KHEADERS,
     DeadLetter,
-    dead_letter_option,
+    kheaders_dead_letter,
     renamed,
 )
 from kheaders.deadletter._topics import ensure_topics
@@ -69,15 +68,8 @@ class DeadLetterPublisher:
             if topic not in (_UNSET, None):
                 dead_letter = topic  # type: ignore[assignment]
             elif topic_suffix is not _UNSET:
-                dead_letter = DeadLetter(suffix=topic_suffix, contract=KHEADERS)  # type: ignore[arg-type]
-        self.dead_letter = dead_letter_option(dead_letter, contract=KHEADERS) or DeadLetter(
-            contract=KHEADERS
-        )
-        if self.dead_letter.contract != KHEADERS:
-            raise ConfigurationError(
-                "dead_letter: DeadLetterPublisher writes the kheaders.dlt.* headers: give"
-                ' DeadLetter(contract="kheaders", ...) or a topic name'
-            )
+                dead_letter = DeadLetter(suffix=topic_suffix)  # type: ignore[arg-type]
+        self.dead_letter = kheaders_dead_letter(dead_letter, "DeadLetterPublisher")
         raw = producer.wrapped if isinstance(producer, Producer) else producer
         self._produce: Callable[..., None] = raw.produce
         self.group_id = group_id

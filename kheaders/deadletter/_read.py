@@ -50,22 +50,14 @@ class Failure:
     """The attempt that failed last (Spring's ``retry_topic-attempts`` minus one), if said."""
 
 
-def last_values(headers: Pairs) -> dict[str, bytes | None]:
-    """Each header's last value."""
-    last: dict[str, bytes | None] = {}
-    for key, value in headers:
-        last[key] = value
-    return last
-
-
 def text(value: bytes | None) -> str:
     """A header value as escaped text (invalid UTF-8 replaced)."""
     return printable((value or b"").decode("utf-8", "replace"))
 
 
 def _number(value: bytes | None) -> str:
-    text = (value or b"").decode("ascii", "replace")
-    return text if text.lstrip("-").isdigit() else "?"
+    shown = (value or b"").decode("ascii", "replace")
+    return shown if shown.lstrip("-").isdigit() else "?"
 
 
 def _fixed(value: bytes | None, size: int) -> str:
@@ -87,7 +79,7 @@ def failure(headers: Pairs, redactor: Redactor | None = None) -> Failure | None:
 
     The exception message is shown as ``<redacted>`` where ``redactor`` hides its header.
     """
-    last = last_values(headers)
+    last = dict(headers)  # each header's last value
     original = kind = message = None
     message_key = ""
     for topic_key, partition_key, offset_key in (  # the first read: kept across every hop

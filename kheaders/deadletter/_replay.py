@@ -25,11 +25,9 @@ ORIGINAL_PARTITIONS = (sh.ORIGINAL_PARTITION, _own.ORIGINAL_PARTITION)
 
 
 def _last(headers: list[tuple[str, bytes | None]], names: tuple[str, ...]) -> bytes | None:
-    for name in names:
-        for key, value in reversed(headers):
-            if key == name:
-                return value
-    return None
+    """The last value of the first of ``names`` present."""
+    last = dict(headers)
+    return next((last[name] for name in names if name in last), None)
 
 
 def _bad_name(topic: str) -> str | None:

@@ -227,7 +227,9 @@ def run_shipping(
     seconds, after ``idle_timeout`` seconds without a record, or when ``stop`` is set.
     ``skip(msg)`` drops a record without shipping it (fault injection for the demo's tests);
     ``ready`` is set once the group has assigned partitions to this service. An order that
-    is not JSON is republished as it came to ``<orders topic>-dlt`` and counted, never lost.
+    is not JSON is republished as it came to ``<orders topic>-dlt`` (created at start with
+    the orders topic's partition count) and counted, never lost. Raises ConfigurationError
+    when that topic is missing and cannot be created.
     """
     from kheaders.interceptors.correlation import correlation_scope
     from kheaders.interceptors.metrics import process_metrics, with_statistics
@@ -251,6 +253,7 @@ def run_shipping(
         value_serializer=JsonSerializer(),
     )
     dead_letters = DeadLetterPublisher(producer, group_id=group_id)
+    dead_letters.prepare({"bootstrap.servers": bootstrap}, [orders_topic])  # created, or refused
     consumed = dead = 0
     delivered = [0, 0]
 

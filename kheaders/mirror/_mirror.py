@@ -22,8 +22,8 @@ from opentelemetry.trace import TracerProvider
 from kheaders._client.clientlog import route_client_log
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
-from kheaders.deadletter import KHEADERS, DeadLetter
-from kheaders.deadletter._config import dead_letter_option, renamed
+from kheaders.deadletter import DeadLetter
+from kheaders.deadletter._config import kheaders_dead_letter, renamed
 from kheaders.mirror import _metrics
 from kheaders.mirror._copy import Copier
 from kheaders.mirror._deadletters import DeadLetters
@@ -130,9 +130,7 @@ class Mirror:
         self.group_id = group_id
         self.partitioning = partitioning
         self.names = (source_name, target_name)
-        self.dead_letter = dead_letter_option(dead_letter, contract=KHEADERS) or DeadLetter(
-            contract=KHEADERS
-        )
+        self.dead_letter = kheaders_dead_letter(dead_letter, "the mirror")
         self.max_in_flight = max_in_flight
         self.batch_size = batch_size
         self.commit_interval = commit_interval
@@ -147,7 +145,7 @@ class Mirror:
         self.plan: Plan | None = None
         self.max_seen_in_flight = 0
         self._committed: dict[tuple[str, int], int] = {}
-        self._dead = DeadLetters(self._dead_letter_topic_of, group_id, self.stats)
+        self._dead = DeadLetters(self.dead_letter, group_id, self.stats)
         self._stop = threading.Event()
         self._consumer: Any = None
         self._assigned = False
@@ -299,10 +297,6 @@ class Mirror:
                 and now - last_record > idle_timeout
             ):
                 return
-
-    def _dead_letter_topic_of(self, source_topic: str) -> str:
-        found = self.plan.dead_letter.get(source_topic) if self.plan is not None else None
-        return found or self.dead_letter.topic_for(source_topic)
 
     def _commit(self, *, asynchronous: bool, only: set[tuple[str, int]] | None = None) -> None:
         sender = self._sender

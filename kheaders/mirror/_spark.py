@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from kheaders.deadletter import KHEADERS, DeadLetter
+from kheaders.deadletter import DeadLetter
 from kheaders.mirror._provenance import (
     HOPS,
     MAX_HOPS,
@@ -190,7 +190,7 @@ def mirror_with_spark(
         table,
         source_name=source_name,
         target_name=target_name,
-        dead_letter=DeadLetter(contract=KHEADERS),
+        dead_letter=DeadLetter(),
     )
     register(spark)
     options = {
