@@ -7,10 +7,6 @@ from kheaders._client.consumer import (
     Consumer,
     wrap_consumer,
 )
-from kheaders._client.deadletter import (
-    DeadLetterPublisher,
-    dead_letter_headers,
-)
 from kheaders._client.producer import (
     Producer,
     wrap_producer,
@@ -111,7 +107,6 @@ __all__ = [
     "ConfigurationError",
     "Consumer",
     "ContentTypeDeserializer",
-    "DeadLetterPublisher",
     "DecodeError",
     "DeserializationError",
     "Deserializer",
@@ -152,7 +147,6 @@ __all__ = [
     "__version__",
     "config_bool",
     "configure_logging",
-    "dead_letter_headers",
     "from_confluent",
     "media_type",
     "to_confluent",
@@ -165,6 +159,8 @@ _public.claim(__name__, globals())
 __getattr__ = _public.moved(
     __name__,
     {
+        "DeadLetterPublisher": "kheaders.deadletter.DeadLetterPublisher",
+        "dead_letter_headers": "kheaders.deadletter.dead_letter_headers",
         "Closeable": "kheaders.hooks.Closeable",
         "Configurable": "kheaders.hooks.Configurable",
         "InterceptorChain": "kheaders.hooks.InterceptorChain",

@@ -216,3 +216,115 @@ def test_an_old_serializer_name_in_config_still_resolves() -> None:
         ),
     ):
         Producer(config)
+
+
+# -- dead letters: one home, kheaders.deadletter ----------------------------------------------
+
+PROCESSING_MOVED = ["DeadLetter", "KHEADERS", "SPRING", "describe", "without_retry_state"]
+TOP_MOVED = ["DeadLetterPublisher", "dead_letter_headers"]
+
+
+@pytest.fixture
+def no_spring_headers() -> Iterator[None]:
+    """``kheaders.processing.spring_headers`` not imported yet (it warns when first imported)."""
+    import kheaders.processing
+
+    name = "kheaders.processing.spring_headers"
+    saved = sys.modules.pop(name, None)
+    attr = vars(kheaders.processing).pop("spring_headers", None)
+    try:
+        yield
+    finally:
+        sys.modules.pop(name, None)
+        vars(kheaders.processing).pop("spring_headers", None)
+        if saved is not None:
+            sys.modules[name] = saved
+        if attr is not None:
+            kheaders.processing.spring_headers = attr
+
+
+@pytest.mark.usefixtures("no_spring_headers")
+def test_the_old_spring_headers_module_warns_at_the_importing_line_and_is_the_same() -> None:
+    import kheaders.deadletter.spring as new
+
+    with pytest.warns(DeprecationWarning, match=r"kheaders\.deadletter\.spring") as caught:
+        from kheaders.processing.spring_headers import ATTEMPTS, decode_attempts
+    assert [w.filename for w in caught] == [__file__]
+    assert (ATTEMPTS, decode_attempts) == (new.ATTEMPTS, new.decode_attempts)
+    old = importlib.import_module("kheaders.processing.spring_headers")
+    assert all(getattr(old, n) is getattr(new, n) for n in new.__all__)
+    assert old.__all__ == new.__all__
+
+
+@pytest.mark.usefixtures("no_spring_headers")
+def test_the_old_spring_headers_module_as_a_package_attribute_warns() -> None:
+    with pytest.warns(DeprecationWarning, match=r"kheaders\.deadletter\.spring"):
+        from kheaders.processing import spring_headers
+    assert spring_headers.EXCEPTION_FQCN == "kafka_exception-fqcn"
+
+
+@pytest.mark.parametrize("name", PROCESSING_MOVED)
+def test_a_dead_letter_name_of_processing_warns_and_is_the_same_object(name: str) -> None:
+    import kheaders.deadletter
+    import kheaders.processing
+
+    with pytest.warns(DeprecationWarning, match=rf"kheaders\.deadletter\.{name}") as caught:
+        old = getattr(kheaders.processing, name)
+    assert [w.filename for w in caught] == [__file__]
+    assert old is getattr(kheaders.deadletter, name)
+    assert name not in kheaders.processing.__all__
+    with pytest.raises(AttributeError, match="no_such_name"):
+        _ = kheaders.processing.no_such_name
+
+
+@pytest.mark.parametrize("name", TOP_MOVED)
+def test_the_publisher_at_the_top_level_warns_and_is_the_same_object(name: str) -> None:
+    import kheaders.deadletter
+
+    with pytest.warns(DeprecationWarning, match=rf"kheaders\.deadletter\.{name}") as caught:
+        old = getattr(kheaders, name)
+    assert [w.filename for w in caught] == [__file__]
+    assert old is getattr(kheaders.deadletter, name)
+    assert name not in kheaders.__all__
+    with pytest.warns(DeprecationWarning, match=rf"kheaders\.deadletter\.{name}"):
+        exec(f"from kheaders import {name}", {})  # the import statement itself
+
+
+def test_the_old_keywords_of_the_dead_letter_topic_warn_and_still_work() -> None:
+    from kheaders.deadletter import DeadLetterPublisher
+    from kheaders.mirror import Mirror
+
+    producer = Producer({"bootstrap.servers": "127.0.0.1:9"})
+    try:
+        with pytest.warns(DeprecationWarning, match="dead_letter=") as caught:
+            suffixed = DeadLetterPublisher(producer, topic_suffix=".dlt")
+        assert [w.filename for w in caught] == [__file__]
+        with pytest.warns(DeprecationWarning, match="dead_letter="):
+            named = DeadLetterPublisher(producer, topic="all-dead")
+    finally:
+        producer.close(timeout=0)
+    assert suffixed.topic_for("orders") == "orders.dlt"
+    assert named.topic_for("orders") == "all-dead"
+    with pytest.warns(DeprecationWarning, match="dead_letter=") as caught:
+        mirror = Mirror("127.0.0.1:9", "127.0.0.1:8", ["orders"], dead_letter_topic="{topic}.dlq")
+    assert [w.filename for w in caught] == [__file__]
+    assert mirror.dead_letter.topic_for("orders") == "orders.dlq"
+
+
+def test_the_new_dead_letter_names_never_warn() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        from kheaders.deadletter import DeadLetter, DeadLetterPublisher, spring
+        from kheaders.mirror import Mirror
+
+        producer = Producer({"bootstrap.servers": "127.0.0.1:9"})
+        try:
+            publisher = DeadLetterPublisher(producer, "{topic}.dlq")
+            default = DeadLetterPublisher(producer)
+        finally:
+            producer.close(timeout=0)
+        mirror = Mirror("127.0.0.1:9", "127.0.0.1:8", ["orders"], dead_letter=DeadLetter())
+    assert spring.ATTEMPTS == "retry_topic-attempts"
+    assert publisher.topic_for("orders") == "orders.dlq"
+    assert default.topic_for("orders") == "orders-dlt"  # Spring's rule, everywhere
+    assert mirror.dead_letter.topic_for("orders") == "orders-dlt"

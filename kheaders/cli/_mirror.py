@@ -36,10 +36,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--source-name", help="the source's cluster id in hops (default: its own)")
     parser.add_argument("--target-name", help="the target's cluster id in hops (default: its own)")
     parser.add_argument(
-        "--dead-letter-topic",
-        default="{topic}.dlt",
-        help="dead-letter topic on the source ({topic} = source topic; default {topic}.dlt)",
+        "--dead-letter",
+        default="{topic}-dlt",
+        help="dead-letter topic on the source ({topic} = source topic; default {topic}-dlt,"
+        " created with the source topic's partition count when missing and allowed)",
     )
+    parser.add_argument("--dead-letter-topic", help=argparse.SUPPRESS)  # the old name
     parser.add_argument("--max-in-flight", type=int, default=10_000)
     parser.add_argument("--commit-interval", type=float, default=1.0, help="seconds")
     parser.add_argument(
@@ -61,8 +63,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--create-topics",
         action="store_true",
-        help="create missing target topics (on the target) and dead-letter topics (on the"
-        " source) with their source topic's partition count, instead of refusing them",
+        help="create missing target topics (on the target) with their source topic's"
+        " partition count, instead of refusing them",
     )
     parser.set_defaults(handler=run)
 
@@ -72,6 +74,13 @@ def run(args: argparse.Namespace) -> int:
     from kheaders._errors import BrokerUnavailableError, ConfigurationError
     from kheaders.mirror import Mirror, RoutingTable, load_rules
 
+    if args.dead_letter_topic is not None:
+        print(
+            "kheaders mirror: --dead-letter-topic is deprecated (removed in the next release):"
+            " use --dead-letter",
+            file=sys.stderr,
+        )
+        args.dead_letter = args.dead_letter_topic
     try:
         table = load_rules(args.rules) if args.rules else RoutingTable()
         mirror = Mirror(
@@ -82,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             partitioning=args.partitioning,
             source_name=args.source_name,
             target_name=args.target_name,
-            dead_letter_topic=args.dead_letter_topic,
+            dead_letter=args.dead_letter,
             max_in_flight=args.max_in_flight,
             commit_interval=args.commit_interval,
             producer_config=dict(args.producer),

@@ -24,7 +24,6 @@ from opentelemetry import trace
 from kheaders import (
     ConfigurationError,
     Consumer,
-    DeadLetterPublisher,
     DeserializationError,
     HeldFailuresError,
     JsonDeserializer,
@@ -32,6 +31,7 @@ from kheaders import (
     Producer,
 )
 from kheaders.broker import BOOTSTRAP_ENV, fast_consumer_config
+from kheaders.deadletter import DeadLetterPublisher
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
@@ -136,7 +136,7 @@ def _tracer(provider: trace.TracerProvider | None, name: str) -> trace.Tracer:
 @dataclass(frozen=True, slots=True)
 class ServiceStats:
     """What a service did: records read, records written (delivered), delivery failures, and
-    records it could not decode (republished to ``<topic>.dlt``)."""
+    records it could not decode (republished to ``<topic>-dlt``)."""
 
     consumed: int = 0
     produced: int = 0
@@ -227,7 +227,9 @@ def run_shipping(
     seconds, after ``idle_timeout`` seconds without a record, or when ``stop`` is set.
     ``skip(msg)`` drops a record without shipping it (fault injection for the demo's tests);
     ``ready`` is set once the group has assigned partitions to this service. An order that
-    is not JSON is republished as it came to ``<orders topic>.dlt`` and counted, never lost.
+    is not JSON is republished as it came to ``<orders topic>-dlt`` (created at start with
+    the orders topic's partition count) and counted, never lost. Raises ConfigurationError
+    when that topic is missing and cannot be created.
     """
     from kheaders.interceptors.correlation import correlation_scope
     from kheaders.interceptors.metrics import process_metrics, with_statistics
@@ -250,7 +252,8 @@ def run_shipping(
         ),
         value_serializer=JsonSerializer(),
     )
-    dead_letters = DeadLetterPublisher(producer, topic_suffix=".dlt", group_id=group_id)
+    dead_letters = DeadLetterPublisher(producer, group_id=group_id)
+    dead_letters.prepare({"bootstrap.servers": bootstrap}, [orders_topic])  # created, or refused
     consumed = dead = 0
     delivered = [0, 0]
 

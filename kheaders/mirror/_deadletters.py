@@ -1,7 +1,7 @@
 """Dead letters: a source record the target cannot take goes to a topic on the source cluster.
 
 The dead letter is the record as read (raw key, value and headers, in order) followed by the
-``kheaders.dlt.*`` headers of :class:`kheaders.DeadLetterPublisher`, the error type
+``kheaders.dlt.*`` headers of :class:`kheaders.deadletter.DeadLetterPublisher`, the error type
 ``UnmirrorableRecordError`` and the reason. A record too large for the dead-letter topic too
 gets a bare dead letter (the reason and its place, no key, value or headers: it stays on the
 source at that offset); a dead-letter topic refusing even that is fatal for the run.
@@ -10,14 +10,13 @@ source at that offset); a dead-letter topic refusing even that is fatal for the 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from kheaders._client.deadletter import DeadLetterPublisher
 from kheaders._errors import DeserializationError, InvalidNameError, UnmirrorableRecordError
 from kheaders._log import get_logger
+from kheaders.deadletter import DeadLetter, DeadLetterPublisher
 from kheaders.mirror import _metrics
 from kheaders.mirror._metrics import MirrorStats
 from kheaders.mirror._tracker import Pending
@@ -35,18 +34,25 @@ _BARE = (
 
 
 class DeadLetters:
-    """Publishes dead letters through the producer given to :meth:`open` (on the source
-    cluster) and finishes the record's copy once one landed. ``topic_of(source_topic)`` names
-    the dead-letter topic."""
+    """Publishes dead letters to ``dead_letter``'s topics through the producer given to
+    :meth:`open` (on the source cluster) and finishes the record's copy once one landed."""
 
-    __slots__ = ("_group", "_producer", "_publishers", "_stats", "_topic_of", "fatal", "in_flight")
+    __slots__ = (
+        "_dead_letter",
+        "_group",
+        "_producer",
+        "_publisher",
+        "_stats",
+        "fatal",
+        "in_flight",
+    )
 
-    def __init__(self, topic_of: Callable[[str], str], group_id: str, stats: MirrorStats) -> None:
+    def __init__(self, dead_letter: DeadLetter, group_id: str, stats: MirrorStats) -> None:
         self._producer: Any = None
-        self._topic_of = topic_of
+        self._publisher: DeadLetterPublisher | None = None
+        self._dead_letter = dead_letter
         self._group = group_id
         self._stats = stats
-        self._publishers: dict[str, DeadLetterPublisher] = {}
         self.in_flight = 0
         """Dead letters handed to the producer and not yet acknowledged."""
         self.fatal: KafkaError | None = None
@@ -55,16 +61,8 @@ class DeadLetters:
     def open(self, producer: Any) -> None:
         """Publish through ``producer`` (a confluent-kafka Producer on the source cluster)."""
         self._producer = producer
+        self._publisher = DeadLetterPublisher(producer, self._dead_letter, group_id=self._group)
         self.fatal = None
-
-    def _publisher(self, source_topic: str) -> DeadLetterPublisher:
-        topic = self._topic_of(source_topic)
-        found = self._publishers.get(topic)
-        if found is None:
-            found = self._publishers[topic] = DeadLetterPublisher(
-                self._producer, topic, group_id=self._group
-            )
-        return found
 
     def send(self, pending: Pending, reason: str, *, bare: bool = False) -> None:
         """Dead-letter ``pending``'s record with ``reason`` (one of its copies is done once it
@@ -80,8 +78,10 @@ class DeadLetters:
                 timestamp=msg.timestamp(),
             )
         error = UnmirrorableRecordError(f"record at {where}: {said}")
-        publisher = self._publisher(msg.topic() or "")
-        landed = functools.partial(self._landed, pending, publisher.topic or "", reason, bare)
+        publisher = self._publisher
+        assert publisher is not None, "open() first"
+        dlt = publisher.topic_for(msg.topic() or "")
+        landed = functools.partial(self._landed, pending, dlt, reason, bare)
         while True:
             try:
                 publisher.publish(msg, error, on_delivery=landed)
@@ -102,7 +102,7 @@ class DeadLetters:
             partition=msg.partition(),
             offset=msg.offset(),
             reason=said,
-            dead_letter_topic=publisher.topic,
+            dead_letter_topic=dlt,
         )
 
     def _landed(
@@ -130,5 +130,4 @@ class DeadLetters:
         if self._producer is not None:
             self._producer.purge()
             self._producer.flush(1.0)
-        self._publishers.clear()
-        self._producer = None
+        self._publisher = self._producer = None

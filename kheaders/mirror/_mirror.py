@@ -22,11 +22,13 @@ from kheaders._client.clientlog import route_client_log
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
 from kheaders._runner import Runner, connection_config, deprecated_keyword
+from kheaders.deadletter import DeadLetter
+from kheaders.deadletter._config import kheaders_dead_letter, renamed
 from kheaders.mirror import _metrics
 from kheaders.mirror._copy import Copier
 from kheaders.mirror._deadletters import DeadLetters
 from kheaders.mirror._metrics import MirrorStats
-from kheaders.mirror._routes import SAME_TOPIC, Route, RoutingTable
+from kheaders.mirror._routes import Route, RoutingTable
 from kheaders.mirror._sender import Sender
 from kheaders.mirror._setup import ClusterConfig, Plan, client_config, plan
 from kheaders.mirror._tracing import tracer_of
@@ -124,7 +126,11 @@ class Mirror(Runner):
     RoutingTable, or Routes with the default ``{topic}``) choose target topics on headers
     only. ``partitioning="same"`` keeps the partition number where the target topic has it
     (else by key), ``"key"`` partitions by key with Java's murmur2. Records the target cannot
-    take go to ``dead_letter_topic`` (``{topic}`` = source topic) on the source cluster.
+    take go to their dead-letter topic on the source cluster: ``dead_letter`` (a
+    :class:`kheaders.deadletter.DeadLetter` or a topic name, ``{topic}`` = source topic;
+    default ``{topic}-dlt``, kheaders' ``kheaders.dlt.*`` headers); ``dead_letter_topic=`` is
+    its deprecated name. A missing dead-letter topic is created with its source topic's
+    partition count where the source allows it, else :meth:`check` refuses it.
 
     At most ``max_in_flight`` copies are unacknowledged; a source offset is committed only
     once every record up to it was acknowledged. The lifecycle is every runner's
@@ -149,7 +155,7 @@ class Mirror(Runner):
         partitioning: str = "same",
         source_name: str | None = None,
         target_name: str | None = None,
-        dead_letter_topic: str = SAME_TOPIC + ".dlt",
+        dead_letter: DeadLetter | str | None = None,
         max_in_flight: int = 10_000,
         batch_size: int = 1000,
         commit_interval: float = 1.0,
@@ -163,9 +169,13 @@ class Mirror(Runner):
         group_id: str | None = None,
         consumer_config: Mapping[str, Any] | None = None,
         drain_timeout: float | None = None,
+        dead_letter_topic: str | None = None,
     ) -> None:
         super().__init__(handle_signals=handle_signals)
         config, shutdown_timeout = _old_names(config, source, shutdown_timeout, drain_timeout)
+        if dead_letter_topic is not None:
+            renamed("Mirror", "dead_letter_topic=")
+            dead_letter = dead_letter_topic
         if config is None:
             raise ConfigurationError("config: the source cluster (bootstrap servers or a config)")
         if target is None:
@@ -187,7 +197,7 @@ class Mirror(Runner):
         self.group_id = str(settings.pop("group.id", DEFAULT_GROUP))
         self.partitioning = partitioning
         self.names = (source_name, target_name)
-        self.dead_letter_topic = dead_letter_topic
+        self.dead_letter = kheaders_dead_letter(dead_letter, "the mirror")
         self.max_in_flight = max_in_flight
         self.batch_size = batch_size
         self.commit_interval = commit_interval
@@ -202,7 +212,7 @@ class Mirror(Runner):
         self.plan: Plan | None = None
         self.max_seen_in_flight = 0
         self._committed: dict[tuple[str, int], int] = {}
-        self._dead = DeadLetters(self._dead_letter_topic_of, self.group_id, self.stats)
+        self._dead = DeadLetters(self.dead_letter, self.group_id, self.stats)
         self._consumer: Any = None
         self._assigned = False
         self._sender: Sender | None = None
@@ -220,8 +230,9 @@ class Mirror(Runner):
 
     def check(self, *, create_topics: bool = False) -> Plan:
         """Check settings, rules and topics against both clusters (see ``_setup.plan``);
-        ``create_topics`` creates missing target and dead-letter topics instead of refusing
-        them (with their source topic's partition count).
+        ``create_topics`` creates missing target topics instead of refusing them (with their
+        source topic's partition count); missing dead-letter topics are always created
+        where the source cluster allows it.
 
         Raises ConfigurationError listing every problem found; BrokerUnavailableError."""
         self.plan = plan(
@@ -231,7 +242,7 @@ class Mirror(Runner):
             self.table,
             source_name=self.names[0],
             target_name=self.names[1],
-            dead_letter_topic=self.dead_letter_topic,
+            dead_letter=self.dead_letter,
             create_topics=create_topics,
         )
         return self.plan
@@ -358,10 +369,6 @@ class Mirror(Runner):
                 and now - last_record > idle_timeout
             ):
                 return
-
-    def _dead_letter_topic_of(self, source_topic: str) -> str:
-        found = self.plan.dead_letter.get(source_topic) if self.plan is not None else None
-        return found or self.dead_letter_topic.replace(SAME_TOPIC, source_topic)
 
     def _commit(self, *, asynchronous: bool, only: set[tuple[str, int]] | None = None) -> None:
         sender = self._sender

@@ -11,13 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from confluent_kafka import KafkaException
-
 from kheaders._client.reach import cluster_metadata
 from kheaders._errors import BrokerUnavailableError, ConfigurationError
 from kheaders._log import get_logger
+from kheaders.deadletter import DeadLetter
+from kheaders.deadletter._topics import ensure_topics
 from kheaders.mirror._provenance import check_cluster_id
-from kheaders.mirror._routes import SAME_TOPIC, RoutingTable
+from kheaders.mirror._routes import RoutingTable
 
 _log = get_logger("kheaders.mirror")
 
@@ -70,7 +70,7 @@ def plan(
     *,
     source_name: str | None,
     target_name: str | None,
-    dead_letter_topic: str,
+    dead_letter: DeadLetter,
     create_topics: bool = False,
     timeout: float = 15.0,
 ) -> Plan:
@@ -78,10 +78,11 @@ def plan(
 
     ``topics`` is a list of names or one regular expression starting with ``^`` (matched
     against the source's topics now, the dead-letter topics of the matches left out).
-    ``create_topics`` creates missing target topics (on the target) and dead-letter topics
-    (on the source) with their source topic's partition count, as a processor creates its
-    retry and dead-letter topics, instead of refusing them (only when nothing else is wrong:
-    not on clusters that may be the wrong ones).
+    ``create_topics`` creates missing target topics (on the target) with their source
+    topic's partition count instead of refusing them. Missing dead-letter topics (on the
+    source) are created as every dead-letter topic is (:mod:`kheaders.deadletter`), where
+    the source allows it. Neither is created when anything else is wrong (the clusters may
+    be the wrong ones).
 
     Raises ConfigurationError listing every problem found, one per line: a cluster id that
     cannot be a hop, the same id on both sides, a missing source topic, a pattern matching
@@ -100,42 +101,48 @@ def plan(
             " --source-name/--target-name on the command line)"
         )
     on_source = _visible(src_meta)
-    names = _source_topics(topics, on_source, dead_letter_topic, problems)
+    names = _source_topics(topics, on_source, dead_letter, problems)
     try:
         table.check_topics(names)
     except ConfigurationError as exc:
         problems.append(str(exc))
-    dead_letter = {t: dead_letter_topic.replace(SAME_TOPIC, t) for t in names}
+    letters = {t: dead_letter.topic_for(t) for t in names}
     on_target = _visible(dst_meta)
     to_target = _missing_targets(table, names, on_source, on_target)
-    to_source = {d: on_source[t] for t, d in dead_letter.items() if d not in on_source}
-    if create_topics and (to_target or to_source) and not problems:  # never on a mistake
-        _create(target, to_target, source, dead_letter, to_source, timeout)
-        on_source = _visible(metadata(source, "source", timeout))
+    to_source = {d: on_source[t] for t, d in letters.items() if d not in on_source}
+    if to_source and not problems:  # never on a mistake
+        try:
+            ensure_topics(
+                source, {t: [d] for t, d in letters.items() if d in to_source}, timeout=timeout
+            )
+        except ConfigurationError as exc:
+            problems.append(str(exc))  # names each topic, and why
+        to_source = {}
+    if create_topics and to_target and not problems:
+        _create(target, to_target, timeout)
         on_target = _visible(metadata(target, "target", timeout))
         to_target = {t: n for t, n in to_target.items() if t not in on_target}
-        to_source = {d: n for d, n in to_source.items() if d not in on_source}
     rules = table.target_names(names)
     for topic in to_target:
         problems.append(
             f"routing rule {rules[topic]!r}: target topic {topic!r} does not exist on the"
             f" target cluster {target_id!r}"
         )
-    for topic, dlt in dead_letter.items():
+    for topic, dlt in letters.items():
         if dlt in to_source:
             problems.append(
-                f"dead_letter_topic: {dlt!r} (for {topic!r}) does not exist on the source"
-                f" cluster {source_id!r}"
+                f"dead_letter: {dlt!r} (for {topic!r}) does not exist on the source"
+                f" cluster {source_id!r} and was not created"
             )
     if problems:
-        if to_target or to_source:
+        if to_target:
             problems.append("create the missing topics with --create-topics (create_topics=True)")
         if len(problems) == 1:
             raise ConfigurationError(problems[0])
         raise ConfigurationError(
             f"{len(problems)} problems:\n" + "\n".join(f"  - {p}" for p in problems)
         )
-    return Plan(source_id, target_id, names, on_target, dead_letter)
+    return Plan(source_id, target_id, names, on_target, letters)
 
 
 def _cluster_id(name: str, what: str, problems: list[str]) -> str:
@@ -147,7 +154,10 @@ def _cluster_id(name: str, what: str, problems: list[str]) -> str:
 
 
 def _source_topics(
-    topics: Sequence[str] | str, on_source: Mapping[str, int], dlt: str, problems: list[str]
+    topics: Sequence[str] | str,
+    on_source: Mapping[str, int],
+    dead_letter: DeadLetter,
+    problems: list[str],
 ) -> tuple[str, ...]:
     """The mirrored source topics that exist (a pattern resolved, its dead letters left out)."""
     if isinstance(topics, str):
@@ -156,7 +166,7 @@ def _source_topics(
             return ()
         pattern = re.compile(topics[1:])
         matched = sorted(t for t in on_source if pattern.match(t))
-        letters = {dlt.replace(SAME_TOPIC, t) for t in matched}
+        letters = {dead_letter.topic_for(t) for t in matched}
         names = tuple(t for t in matched if t not in letters)  # never the dead letters
         if not names:
             problems.append(f"topics: the pattern {topics!r} matches no source topic")
@@ -185,17 +195,9 @@ def _missing_targets(
     return out
 
 
-def _create(  # noqa: PLR0917 - both clusters' halves
-    target: Mapping[str, Any],
-    to_target: Mapping[str, int],
-    source: Mapping[str, Any],
-    dead_letter: Mapping[str, str],
-    to_source: Mapping[str, int],
-    timeout: float,
-) -> None:
-    """Create the missing topics; what still fails shows in the check that follows."""
+def _create(target: Mapping[str, Any], to_target: Mapping[str, int], timeout: float) -> None:
+    """Create the missing target topics; what still fails shows in the check that follows."""
     from kheaders.broker import create_topic
-    from kheaders.processing._setup import prepare_topics
 
     for topic, partitions in to_target.items():  # another cluster: its source's count
         try:
@@ -204,9 +206,3 @@ def _create(  # noqa: PLR0917 - both clusters' halves
             )
         except (ConfigurationError, BrokerUnavailableError) as exc:
             _log.warning("mirror.topic_not_created", topic=topic, error=str(exc))
-    # the dead-letter topics live beside their source topics: the processor's own rule
-    wanted = {t: [d] for t, d in dead_letter.items() if d in to_source}
-    try:
-        prepare_topics(source, wanted, create=True, timeout=timeout)
-    except (KafkaException, BrokerUnavailableError) as exc:
-        _log.warning("mirror.topic_not_created", topic=",".join(to_source), error=str(exc))

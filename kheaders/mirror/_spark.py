@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from kheaders.deadletter import DeadLetter
 from kheaders.mirror._provenance import (
     HOPS,
     MAX_HOPS,
@@ -148,7 +149,7 @@ def _dead_letters(refused: DataFrame) -> DataFrame:
     return refused.selectExpr(
         "key",
         "value",
-        "concat(topic, '.dlt') AS topic",
+        "concat(topic, '-dlt') AS topic",
         f"concat({_H}, array("
         "named_struct('key', 'kheaders.dlt.original.topic', 'value', CAST(topic AS BINARY)),"
         " named_struct('key', 'kheaders.dlt.original.partition',"
@@ -177,7 +178,7 @@ def mirror_with_spark(
     Without ``checkpoint``: one batch of everything in the topics now; returns None. With it:
     a streaming query (``availableNow``: what is there when it starts, then it stops; run it
     again to continue from the checkpoint); returns the started query. Refused hops go to
-    ``{topic}.dlt`` on the source. Raises what :meth:`Mirror.check` raises, at start.
+    ``{topic}-dlt`` on the source. Raises what :meth:`Mirror.check` raises, at start.
     """
     from kheaders.spark import kafka_writer, read_kafka, register
 
@@ -189,7 +190,7 @@ def mirror_with_spark(
         table,
         source_name=source_name,
         target_name=target_name,
-        dead_letter_topic=SAME_TOPIC + ".dlt",
+        dead_letter=DeadLetter(),
     )
     register(spark)
     options = {

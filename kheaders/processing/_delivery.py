@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from confluent_kafka import Message
 
 from kheaders._errors import ProcessingError
-from kheaders.processing import spring_headers as sh
+from kheaders.deadletter import spring as sh
 from kheaders.processing._core import record_headers
 
 if TYPE_CHECKING:

@@ -1,4 +1,5 @@
-"""Where a failed record goes next: retry topics by delay, then the dead-letter topic."""
+"""Where a failed record goes next: retry topics by delay (the dead-letter topic after them is
+:class:`kheaders.deadletter.DeadLetter`)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,6 @@ from kheaders.processing._validate import flag, kind_of, number
 DEFAULT_MAX_DELAY = 900.0
 """Seconds: the longest delay RetryTopics takes unless ``max_delay`` is raised (a delay
 written in milliseconds by mistake, 1000 for 1 s, is refused rather than waited 17 min)."""
-SPRING = "spring"
-KHEADERS = "kheaders"
-_CONTRACTS = (SPRING, KHEADERS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,44 +113,6 @@ class RetryTopics:
         if isinstance(error, DeserializationError | ProcessingError):  # ProcessingError: no
             return False  # handler for the record's route: another try finds none either
         return not isinstance(error, self.not_retryable)
-
-
-@dataclass(frozen=True, slots=True)
-class DeadLetter:
-    """Where records go once retries are exhausted or not allowed, and which headers say why.
-
-    The topic is ``topic`` when given, else ``<source topic><suffix>`` (Spring's default
-    ``-dlt``). ``contract`` is ``"spring"`` (Spring Kafka's ``kafka_original-*`` /
-    ``kafka_exception-*`` and ``retry_topic-*`` headers) or ``"kheaders"`` (the
-    ``kheaders.dlt.*`` headers of :class:`kheaders.DeadLetterPublisher`).
-
-    Raises ConfigurationError for an unknown contract, a suffix that is not a str (or empty
-    without a topic), or a ``topic`` that is not a non-empty str.
-    """
-
-    suffix: str = "-dlt"
-    topic: str | None = None
-    contract: str = SPRING
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.suffix, str):
-            raise ConfigurationError(
-                f"DeadLetter: suffix: expected a str, got {kind_of(self.suffix)}"
-            )
-        if self.topic is not None and (not isinstance(self.topic, str) or not self.topic):
-            raise ConfigurationError(
-                f"DeadLetter: topic: expected a topic name or None, got {kind_of(self.topic)}"
-            )
-        if self.contract not in _CONTRACTS:
-            raise ConfigurationError(
-                f"DeadLetter: contract must be one of {_CONTRACTS}, got {self.contract!r}"
-            )
-        if self.topic is None and not self.suffix:
-            raise ConfigurationError("DeadLetter: give a topic or a non-empty suffix")
-
-    def topic_for(self, topic: str) -> str:
-        """The dead-letter topic for records of ``topic``."""
-        return self.topic if self.topic is not None else topic + self.suffix
 
 
 def route_map(topics: Iterable[str], retry: RetryTopics | None) -> dict[str, str]:

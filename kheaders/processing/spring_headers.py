@@ -1,162 +1,22 @@
-"""Spring Kafka's retry-topic and dead-letter header names and their byte encodings.
-
-Read from spring-kafka's ``RetryTopicHeaders``, ``KafkaHeaders`` and
-``DeadLetterPublishingRecovererFactory`` (the Java source is the contract; nothing here is
-copied from it):
-
-* ``retry_topic-attempts``: 4-byte big-endian int, the number of the next delivery attempt
-  (2 on the first retry); older Spring wrote 1 byte; absent or out of range means 1.
-* ``retry_topic-backoff-timestamp`` / ``retry_topic-original-timestamp``: epoch milliseconds
-  as Java's ``BigInteger.toByteArray()``: minimal big-endian two's complement.
-* ``kafka_original-partition`` a 4-byte int, ``kafka_original-offset`` and
-  ``kafka_original-timestamp`` 8-byte longs, the rest UTF-8 text.
-"""
+"""Deprecated: the old name of :mod:`kheaders.deadletter.spring` (a DeprecationWarning on
+import, pointing at the importing line; removed in the next release)."""
 
 from __future__ import annotations
 
-__all__ = [
-    "ATTEMPTS",
-    "ATTEMPTS_HARD_CAP",
-    "BACKOFF_TIMESTAMP",
-    "EXCEPTION_CAUSE_FQCN",
-    "EXCEPTION_FQCN",
-    "EXCEPTION_HEADERS",
-    "EXCEPTION_MESSAGE",
-    "EXCEPTION_STACKTRACE",
-    "KEY_EXCEPTION_FQCN",
-    "KEY_EXCEPTION_MESSAGE",
-    "KEY_EXCEPTION_STACKTRACE",
-    "NO_TIMESTAMP_TYPE",
-    "ORIGINAL_CONSUMER_GROUP",
-    "ORIGINAL_HEADERS",
-    "ORIGINAL_OFFSET",
-    "ORIGINAL_PARTITION",
-    "ORIGINAL_TIMESTAMP",
-    "ORIGINAL_TIMESTAMP_RETRY",
-    "ORIGINAL_TIMESTAMP_TYPE",
-    "ORIGINAL_TOPIC",
-    "RETRY_HEADERS",
-    "TIMESTAMP_TYPES",
-    "decode_attempts",
-    "decode_big_integer",
-    "decode_fixed",
-    "decode_timestamp",
-    "encode_big_integer",
-    "encode_int",
-    "encode_long",
-]
+import warnings
 
-ATTEMPTS = "retry_topic-attempts"
-BACKOFF_TIMESTAMP = "retry_topic-backoff-timestamp"
-ORIGINAL_TIMESTAMP_RETRY = "retry_topic-original-timestamp"
+import kheaders.deadletter.spring as _moved
+from kheaders.deadletter.spring import *  # noqa: F403
+from kheaders.deadletter.spring import __all__  # noqa: F401 - re-exported
 
-ORIGINAL_TOPIC = "kafka_original-topic"
-ORIGINAL_PARTITION = "kafka_original-partition"
-ORIGINAL_OFFSET = "kafka_original-offset"
-ORIGINAL_TIMESTAMP = "kafka_original-timestamp"
-ORIGINAL_TIMESTAMP_TYPE = "kafka_original-timestamp-type"
-ORIGINAL_CONSUMER_GROUP = "kafka_dlt-original-consumer-group"
-"""Spring's ``KafkaHeaders.ORIGINAL_CONSUMER_GROUP``: its value does say ``dlt-``."""
-
-EXCEPTION_FQCN = "kafka_exception-fqcn"
-EXCEPTION_CAUSE_FQCN = "kafka_exception-cause-fqcn"
-EXCEPTION_MESSAGE = "kafka_exception-message"
-EXCEPTION_STACKTRACE = "kafka_exception-stacktrace"
-KEY_EXCEPTION_FQCN = "kafka_key-exception-fqcn"
-KEY_EXCEPTION_MESSAGE = "kafka_key-exception-message"
-KEY_EXCEPTION_STACKTRACE = "kafka_key-exception-stacktrace"
-
-ORIGINAL_HEADERS = (
-    ORIGINAL_TOPIC,
-    ORIGINAL_PARTITION,
-    ORIGINAL_OFFSET,
-    ORIGINAL_TIMESTAMP,
-    ORIGINAL_TIMESTAMP_TYPE,
-    ORIGINAL_CONSUMER_GROUP,
+warnings.warn(
+    "kheaders.processing.spring_headers moved to kheaders.deadletter.spring; the old name"
+    " will be removed in the next release",
+    DeprecationWarning,
+    stacklevel=2,  # the importing line: warn() skips the import system's frames
 )
-"""Written at a record's first failure and kept from then on."""
-EXCEPTION_HEADERS = (
-    EXCEPTION_FQCN,
-    EXCEPTION_CAUSE_FQCN,
-    EXCEPTION_MESSAGE,
-    EXCEPTION_STACKTRACE,
-    KEY_EXCEPTION_FQCN,
-    KEY_EXCEPTION_MESSAGE,
-    KEY_EXCEPTION_STACKTRACE,
-)
-"""Replaced at every hop."""
-RETRY_HEADERS = (ATTEMPTS, BACKOFF_TIMESTAMP, ORIGINAL_TIMESTAMP_RETRY)
-"""Written on every hop (the original timestamp's value kept from the first)."""
-
-ATTEMPTS_HARD_CAP = 100
-"""Spring reads an attempts value outside 1..100 as 1."""
-
-TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
-"""confluent-kafka's timestamp types as Spring writes them: ``TimestampType.toString()``, the
-type's ``name`` field (``CreateTime``), not the enum constant (``CREATE_TIME``); checked
-against Spring Kafka 4.1 in tests/interop/test_spring_retry.py."""
-
-NO_TIMESTAMP_TYPE = "NoTimestampType"
-"""Java's ``TimestampType.NO_TIMESTAMP_TYPE`` as Spring writes it."""
 
 
-def encode_big_integer(value: int) -> bytes:
-    """``value`` as Java's ``BigInteger.valueOf(value).toByteArray()``.
-
-    >>> encode_big_integer(0), encode_big_integer(127), encode_big_integer(128), encode_big_integer(-1)
-    (b'\\x00', b'\\x7f', b'\\x00\\x80', b'\\xff')
-    """  # noqa: E501
-    magnitude = value if value >= 0 else ~value  # Java's bitLength(): the sign bit left out
-    length = magnitude.bit_length() // 8 + 1  # room for the sign bit: minimal two's complement
-    return value.to_bytes(length, "big", signed=True)
-
-
-def decode_big_integer(data: bytes) -> int:
-    """The integer Java's ``new BigInteger(data)`` reads. Raises ValueError for empty bytes."""
-    if not data:
-        raise ValueError("a BigInteger needs at least one byte")
-    return int.from_bytes(data, "big", signed=True)
-
-
-def encode_int(value: int) -> bytes:
-    """A 4-byte big-endian signed int (Java's ``ByteBuffer.putInt``). Raises OverflowError."""
-    return value.to_bytes(4, "big", signed=True)
-
-
-def encode_long(value: int) -> bytes:
-    """An 8-byte big-endian signed long (Java's ``ByteBuffer.putLong``). Raises OverflowError."""
-    return value.to_bytes(8, "big", signed=True)
-
-
-def decode_fixed(data: bytes | None, size: int) -> int | None:
-    """A big-endian signed int of exactly ``size`` bytes, or None for any other shape."""
-    if data is None or len(data) != size:
-        return None
-    return int.from_bytes(data, "big", signed=True)
-
-
-def decode_attempts(data: bytes | None) -> int:
-    """The delivery attempt a record's ``retry_topic-attempts`` says, as Spring reads it.
-
-    4 bytes (big-endian) or 1 byte (unsigned, older Spring); absent, another length or a
-    value outside 1..100 reads as 1.
-
-    >>> decode_attempts(None), decode_attempts(b"\\x00\\x00\\x00\\x03"), decode_attempts(b"\\x02")
-    (1, 3, 2)
-    """
-    if data is None:
-        return 1
-    if len(data) == 1:
-        raw = data[0]
-    elif len(data) == 4:
-        raw = int.from_bytes(data, "big", signed=True)
-    else:
-        return 1
-    return raw if 1 <= raw <= ATTEMPTS_HARD_CAP else 1
-
-
-def decode_timestamp(data: bytes | None) -> int | None:
-    """Epoch ms from a ``retry_topic-*-timestamp`` value (1 to 8 bytes), else None."""
-    if data is None or not 1 <= len(data) <= 8:
-        return None
-    return decode_big_integer(data)
+def __getattr__(name: str) -> object:
+    """Any other name of the module, as before the move."""
+    return getattr(_moved, name)

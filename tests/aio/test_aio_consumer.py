@@ -14,12 +14,12 @@ from confluent_kafka import KafkaException, Message, TopicPartition
 
 from kheaders import (
     ConfigurationError,
-    DeadLetterPublisher,
     DeserializationError,
     Headers,
     JsonDeserializer,
 )
 from kheaders.aio import AIOConsumer, AIOProducer
+from kheaders.deadletter import DeadLetterPublisher
 from tests.aio.conftest import OpenConsumer, aio_threads, consumer_config, read_all
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]

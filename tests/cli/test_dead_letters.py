@@ -16,10 +16,9 @@ import confluent_kafka
 import pytest
 from confluent_kafka import Message
 
-from kheaders._client.deadletter import dead_letter_headers
 from kheaders.cli import main
 from kheaders.cli._tail import format_record
-from kheaders.processing._failure import spring_headers
+from kheaders.deadletter import dead_letter_headers, spring_headers
 from kheaders.redaction import Redactor
 
 ROOT = Path(__file__).resolve().parents[2]

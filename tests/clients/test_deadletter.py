@@ -11,14 +11,13 @@ from confluent_kafka import Message, TopicPartition
 
 from kheaders import (
     Consumer,
-    DeadLetterPublisher,
     DeserializationError,
     Headers,
     JsonDeserializer,
     Producer,
-    dead_letter_headers,
 )
-from kheaders._client.deadletter import (
+from kheaders.deadletter import DeadLetterPublisher, dead_letter_headers
+from kheaders.deadletter._own import (
     CONSUMER_GROUP,
     ERROR_FIELD,
     ERROR_MESSAGE,
@@ -83,7 +82,7 @@ def test_message_without_its_error_is_refused() -> None:
     pub = DeadLetterPublisher(raw)
     with pytest.raises(TypeError, match="say why"):
         pub.publish(Message(topic="t", partition=0, offset=0))
-    assert pub.topic_for("orders") == "orders.dlt"
+    assert pub.topic_for("orders") == "orders-dlt"  # Spring's naming
     assert DeadLetterPublisher(raw, "all.dlt").topic_for("x") == "all.dlt"
 
 

@@ -23,11 +23,11 @@ from kheaders import (
     TEXT,
     TEXT_LENIENT,
     Consumer,
-    DeadLetterPublisher,
     DecodeError,
     DeserializationError,
     Headers,
 )
+from kheaders.deadletter import DeadLetterPublisher
 
 kafka = pytest.importorskip("kafka", reason="kafka-python is in the dev extra")
 

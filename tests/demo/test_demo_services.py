@@ -64,7 +64,7 @@ def test_an_order_that_is_not_json_is_dead_lettered_not_lost(
     bootstrap: str, topic_factory: Callable[..., str]
 ) -> None:
     orders, shipments = topic_factory(), topic_factory()
-    create_topic(bootstrap, f"{orders}.dlt")
+    create_topic(bootstrap, f"{orders}-dlt")
     produce_orders(bootstrap, 2, topic=orders)
     raw = confluent_kafka.Producer({"bootstrap.servers": bootstrap})
     raw.produce(orders, b"{not json", b"order-bad", headers=[("client.id", b"rogue")])
@@ -78,7 +78,7 @@ def test_an_order_that_is_not_json_is_dead_lettered_not_lost(
         group_id=f"g-{orders}",
     )
     assert (stats.consumed, stats.produced, stats.dead_lettered) == (3, 2, 1)
-    [dead] = read_topics(bootstrap, {f"{orders}.dlt": 1}, timeout=30)
+    [dead] = read_topics(bootstrap, {f"{orders}-dlt": 1}, timeout=30)
     assert dead.value() == b"{not json"
     headers = Headers(dead.headers())
     assert headers.last_value("client.id") == b"rogue"

@@ -148,7 +148,7 @@ assert msg.headers().last_header("traceparent") is not None
             prelude="""
 import kheaders
 create_topic(BOOTSTRAP, "orders")
-create_topic(BOOTSTRAP, "orders" + ".dlt")
+create_topic(BOOTSTRAP, "orders" + "-dlt")
 producer = kheaders.Producer({"bootstrap.servers": BOOTSTRAP})
 producer.produce("orders", b"not json", headers=[("trace", b"abc")])
 producer.produce("orders", b'{"id": 1}')
@@ -168,7 +168,7 @@ def handle(msg):
 """,
             check="""
 assert handled == [{"id": 1}]
-(dead,) = read_back("orders" + ".dlt", 1)
+(dead,) = read_back("orders" + "-dlt", 1)
 assert dead.value() == b"not json"
 assert list(dead.headers())[0] == ("trace", b"abc")
 assert dict(dead.headers())["kheaders.dlt.original.topic"] == "orders".encode()

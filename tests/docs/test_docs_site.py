@@ -60,12 +60,16 @@ def test_every_page_is_in_the_site_and_every_entry_is_a_page() -> None:
     assert sorted(_nav_pages(site["nav"])) == PAGES
 
 
+DEPRECATED_MODULES = {"kheaders.processing.spring_headers"}  # kheaders.deadletter.spring's old path
+
+
 def test_every_public_module_has_a_reference_page() -> None:
     public = {
         info.name
         for info in pkgutil.walk_packages(kheaders.__path__, "kheaders.")
         if not any(part.startswith("_") for part in info.name.split("."))
         and not info.name.startswith(APPLICATIONS)
+        and info.name not in DEPRECATED_MODULES
     } | {"kheaders"}
     documented = {
         match.group(1)

@@ -17,7 +17,6 @@ from confluent_kafka import TopicPartition
 
 from kheaders import (
     Consumer,
-    DeadLetterPublisher,
     DeserializationError,
     Headers,
     Producer,
@@ -25,6 +24,7 @@ from kheaders import (
     RecordMetadata,
     SerializationError,
 )
+from kheaders.deadletter import DeadLetterPublisher
 
 pytestmark = pytest.mark.integration
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 import kheaders
+from kheaders.deadletter import spring as sh
 from kheaders.interceptors.message_id import MessageIdInterceptor
 from kheaders.mirror import (
     HOPS,
@@ -22,7 +23,6 @@ from kheaders.mirror import (
     Mirror,
 )
 from kheaders.processing import Processor, RetryTopics
-from kheaders.processing import spring_headers as sh
 from tests.integration.conftest import Keys
 from tests.integration.helpers import open_one, opener, protected_producer
 from tests.mirror.conftest import CLUSTER_B, fast_group, running

@@ -13,8 +13,9 @@ import pytest
 
 from kheaders import IntegrityError
 from kheaders.cli import main
-from kheaders.processing import DeadLetter, Processor, RetryTopics
-from kheaders.processing import spring_headers as sh
+from kheaders.deadletter import DeadLetter
+from kheaders.deadletter import spring as sh
+from kheaders.processing import Processor, RetryTopics
 from kheaders.protect import PROTECT_HEADER, SIGN_HEADER, SIGNATURE_HEADER
 from tests.integration.conftest import Keys
 from tests.integration.helpers import open_one, opener, protected_producer

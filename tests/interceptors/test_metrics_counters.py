@@ -12,7 +12,6 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from kheaders import (
     Consumer,
-    DeadLetterPublisher,
     DeserializationError,
     HeaderLimitError,
     HeaderLimits,
@@ -26,6 +25,7 @@ from kheaders._telemetry import (
     INTERCEPTOR_FAILURES,
     RECORDS_REFUSED,
 )
+from kheaders.deadletter import DeadLetterPublisher
 from tests.interceptors.metrics_helpers import collect
 
 pytestmark = pytest.mark.integration
@@ -113,4 +113,4 @@ def test_deserialization_failures_and_dead_letters_are_counted(
     ]
     dead = metrics[DEAD_LETTERS]
     assert dead.unit == "{record}"
-    assert dead.points == [({"messaging.destination.name": f"{topic}.dlt"}, 2)]
+    assert dead.points == [({"messaging.destination.name": f"{topic}-dlt"}, 2)]

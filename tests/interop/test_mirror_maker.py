@@ -118,7 +118,7 @@ def runs(jvm: Jvm, bootstrap: str, tmp_path_factory: pytest.TempPathFactory) -> 
     try:
         topic = create_topic(bootstrap, f"mm2-{uuid.uuid4().hex[:8]}", partitions=2)
         create_topic(b.bootstrap, topic, partitions=2)  # kheaders mirror keeps the name
-        create_topic(bootstrap, topic + ".dlt")  # its dead letters go back to the source
+        create_topic(bootstrap, topic + "-dlt")  # its dead letters go back to the source
         old = int(time.time() * 1000) - DAY_MS
         producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
         own: list[tuple[str, str | bytes | None]] = list(OWN)

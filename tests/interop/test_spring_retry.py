@@ -29,8 +29,8 @@ from confluent_kafka import Message
 from kheaders import Producer
 from kheaders.broker import create_topic, fast_consumer_config
 from kheaders.cli import main as cli_main
+from kheaders.deadletter import spring as sh
 from kheaders.processing import Processor, RetryTopics
-from kheaders.processing import spring_headers as sh
 from tests.interop.jvm import Event, Header, Jvm, b64, decoded, events
 from tests.processing.helpers import Read, read_all
 
@@ -266,16 +266,23 @@ def test_dead_letters_of_one_failure_agree_on_origin_retry_state_and_the_records
     assert last(python.headers, sh.ORIGINAL_TIMESTAMP_TYPE) == b"CreateTime"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="kheaders replaces retry_topic-* at each hop and puts kafka_original-* before the "
-    "exception headers; Spring 4.1 appends a retry_topic-* set per hop and writes the "
-    "exception headers first (reported for kheaders.processing)",
-)
 def test_dead_letters_of_one_failure_carry_the_same_header_names_in_the_same_order(
     run: Run,
 ) -> None:
     assert names(run.dead["d"].headers) == names(run.dead["c"].headers)
+
+
+def test_retry_records_of_one_failure_carry_the_same_header_names_in_the_same_order(
+    run: Run,
+) -> None:
+    """Hop by hop: what Spring's listener read from kheaders' retry topics (d never reaches
+    Spring, but a's first hop is kheaders', b's second Spring's ...) against Spring's own."""
+    [python_first] = run.spring_on(run.topics["a"] + "-retry-1000")  # written by kheaders
+    [spring_first] = run.spring_on(run.topics["c"] + "-retry-1000")  # written by Spring
+    assert names(decoded(python_first["headers"])) == names(decoded(spring_first["headers"]))
+    [python_second] = run.python_on(run.topics["d"] + "-retry-2000")  # kheaders, twice
+    [spring_second] = run.spring_on(run.topics["c"] + "-retry-2000")
+    assert names(python_second.headers) == names(decoded(spring_second["headers"]))
 
 
 def test_spring_appends_a_retry_set_per_hop_and_writes_the_failure_before_the_origin(

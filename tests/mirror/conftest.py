@@ -39,7 +39,7 @@ def both_topics(
     bootstrap: str, cluster_b: str, request: pytest.FixtureRequest
 ) -> Callable[..., str]:
     """``both_topics(partitions=1, dlt=True) -> name``: the same fresh topic on A and B (and
-    its ``.dlt`` dead-letter topic on both)."""
+    its ``-dlt`` dead-letter topic on both)."""
     base = topic_base(request.node.name, 50)
 
     def make(partitions: int = 1, dlt: bool = True) -> str:
@@ -47,7 +47,7 @@ def both_topics(
         for cluster in (bootstrap, cluster_b):
             create_topic(cluster, name, partitions=partitions)
             if dlt:
-                create_topic(cluster, name + ".dlt")
+                create_topic(cluster, name + "-dlt")
         return name
 
     return make

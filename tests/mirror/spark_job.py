@@ -86,7 +86,7 @@ def main(a: str, b: str, work: Path) -> dict[str, object]:
         one, two = uuid.uuid4().hex[:6], uuid.uuid4().hex[:6]
         targets = ("orders", "orders-eu", "orders-urgent", "payments", "payments-urgent")
         for suffix in (one, two):
-            for topic in ("orders", "payments", "orders.dlt", "payments.dlt"):
+            for topic in ("orders", "payments", "orders-dlt", "payments-dlt"):
                 name = topic.replace("orders", f"orders-{suffix}").replace(
                     "payments", f"payments-{suffix}"
                 )
@@ -120,7 +120,7 @@ def main(a: str, b: str, work: Path) -> dict[str, object]:
         copies = _copies(b, [*names, f"no-tenant-{one}"])
         found["batch_copies"] = len(copies)
         found["batch_equal"] = copies == sorted(expected, key=repr)
-        dead = read_all(a, f"orders-{one}.dlt", 1, timeout=30)
+        dead = read_all(a, f"orders-{one}-dlt", 1, timeout=30)
         found["dead"] = [m.value().decode() for m in dead]
         found["refused"] = [v.decode() for v in refused]
         found["dead_reason"] = (

@@ -22,7 +22,7 @@ def test_target_down_means_bounded_memory_no_commit_past_acknowledged_and_nothin
     bootstrap: str, topic_factory: Callable[..., str]
 ) -> None:
     topic = topic_factory()
-    create_topic(bootstrap, topic + ".dlt")
+    create_topic(bootstrap, topic + "-dlt")
     target = local_broker(cluster="kheaders-mirrdwn").start()
     keeps_log = isinstance(target, ApacheKafka)
     try:

@@ -75,7 +75,7 @@ def test_bad_records_are_dead_lettered_on_the_source_with_their_reason(
     copied = read_all(cluster_b, topic, len(good))
     assert [m.value() for m in copied] == [r[0] for r in good]
     assert dict(copied[1].headers())[HOPS].startswith(b"elsewhere,")
-    dead = read_all(bootstrap, topic + ".dlt", len(bad))
+    dead = read_all(bootstrap, topic + "-dlt", len(bad))
     # the record too large for the dead-letter topic too is reported without key and value
     assert [m.value() for m in dead] == [None if len(r[0]) > 15_000 else r[0] for r in bad]
     for msg, (_, headers, reason) in zip(dead, bad, strict=True):

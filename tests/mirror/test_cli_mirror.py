@@ -63,7 +63,22 @@ def test_check_refuses_bad_rules_at_start(
     assert message in capsys.readouterr().err
 
 
-def test_check_refuses_a_missing_dead_letter_topic(
+def test_check_creates_a_missing_dead_letter_topic_with_the_source_partitions(
+    bootstrap: str,
+    cluster_b: str,
+    both_topics: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """As the processor and the publisher do (tests/deadletter/test_missing_topics.py)."""
+    topic = both_topics(partitions=3, dlt=False)
+    assert topic + "-dlt" not in _partitions(bootstrap)
+    argv = ["mirror", "--source", bootstrap, "--target", cluster_b, "--topic", topic, "--check"]
+    assert main(argv) == 0, capsys.readouterr().err
+    assert _partitions(bootstrap).get(topic + "-dlt") == 3
+    assert topic + "-dlt" not in _partitions(cluster_b)  # dead letters stay on the source
+
+
+def test_check_refuses_a_dead_letter_topic_it_cannot_create_naming_it(
     bootstrap: str,
     cluster_b: str,
     both_topics: Callable[..., str],
@@ -71,14 +86,40 @@ def test_check_refuses_a_missing_dead_letter_topic(
 ) -> None:
     topic = both_topics(dlt=False)
     argv = ["mirror", "--source", bootstrap, "--target", cluster_b, "--topic", topic, "--check"]
-    assert main(argv) == 2
-    assert f"'{topic}.dlt'" in capsys.readouterr().err
+    assert main([*argv, "--dead-letter", "{topic}-dlt!"]) == 2  # a name the broker refuses
+    err = capsys.readouterr().err
+    assert f"'{topic}-dlt!'" in err
+    assert "could not be created" in err
+
+
+def test_the_old_dead_letter_topic_option_still_works_and_says_it_is_deprecated(
+    bootstrap: str,
+    cluster_b: str,
+    both_topics: Callable[..., str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    topic = both_topics(dlt=False)
+    create_topic(bootstrap, topic + ".dlt")
+    argv = ["mirror", "--source", bootstrap, "--target", cluster_b, "--topic", topic, "--check"]
+    assert main([*argv, "--dead-letter-topic", "{topic}.dlt"]) == 0
+    assert "--dead-letter-topic is deprecated" in capsys.readouterr().err
+    assert topic + "-dlt" not in _partitions(bootstrap)  # the old option's topic was used
+
+
+def test_mirror_dead_letters_go_to_the_dead_letter_argument(
+    bootstrap: str, cluster_b: str, both_topics: Callable[..., str]
+) -> None:
+    topic = both_topics(dlt=False)
+    mirror = Mirror(bootstrap, cluster_b, [topic], dead_letter="{topic}.dlq")
+    plan = mirror.check()
+    assert plan.dead_letter == {topic: topic + ".dlq"}
+    assert _partitions(bootstrap).get(topic + ".dlq") == 1
 
 
 def test_check_refuses_the_same_cluster_on_both_sides(
     bootstrap: str, topic: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    create_topic(bootstrap, topic + ".dlt")
+    create_topic(bootstrap, topic + "-dlt")
     argv = ["mirror", "--source", bootstrap, "--target", bootstrap, "--topic", topic, "--check"]
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -120,8 +161,8 @@ def test_check_lists_every_problem_in_one_run(
         f"topics: not on the source cluster: {absent}",
         f"target topic {first!r} does not exist",
         f"target topic {second!r} does not exist",
-        f"{first + '.dlt'!r} (for {first!r}) does not exist",
-        f"{second + '.dlt'!r} (for {second!r}) does not exist",
+        f"{first + '-dlt'!r} (for {first!r}) does not exist",
+        f"{second + '-dlt'!r} (for {second!r}) does not exist",
         "--create-topics",
     ):
         assert expected in err
@@ -144,7 +185,7 @@ def test_create_topics_creates_what_is_missing_with_the_source_partition_count(
     assert f"-> {CLUSTER_B}: {topic}\n" in capsys.readouterr().out
     on_target = _partitions(cluster_b)
     assert (on_target.get(topic), on_target.get(topic + "-eu")) == (3, 3)
-    assert _partitions(bootstrap).get(topic + ".dlt") == 3
+    assert _partitions(bootstrap).get(topic + "-dlt") == 3
     assert main(argv) == 0  # nothing missing any more
 
 
@@ -154,7 +195,7 @@ def test_create_topics_creates_nothing_when_the_clusters_look_wrong(
     argv = ["mirror", "--source", bootstrap, "--target", bootstrap, "--topic", topic, "--check"]
     assert main([*argv, "--create-topics"]) == 2
     assert "a mirror needs two clusters" in capsys.readouterr().err
-    assert topic + ".dlt" not in _partitions(bootstrap)
+    assert topic + "-dlt" not in _partitions(bootstrap)
 
 
 @pytest.fixture
@@ -206,7 +247,8 @@ def test_the_mirror_joins_its_group_with_a_short_session_unless_told_otherwise()
     assert config["auto.offset.reset"] == "earliest"
     assert config["enable.auto.commit"] is False
     chosen = {"session.timeout.ms": 45_000, "auto.offset.reset": "latest"}
-    config = Mirror({"bootstrap.servers": "a:9092", **chosen}, "b:9092", ["orders"]).consumer_config()
+    mirror = Mirror({"bootstrap.servers": "a:9092", **chosen}, "b:9092", ["orders"])
+    config = mirror.consumer_config()
     assert (config["session.timeout.ms"], config["heartbeat.interval.ms"]) == (45_000, 1_000)
     assert config["auto.offset.reset"] == "latest"
 

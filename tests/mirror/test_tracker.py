@@ -12,6 +12,7 @@ import pytest
 from confluent_kafka import KafkaError, Message
 from opentelemetry.trace import NoOpTracer
 
+from kheaders.deadletter import DeadLetter
 from kheaders.mirror import RoutingTable
 from kheaders.mirror._copy import Copier
 from kheaders.mirror._deadletters import DeadLetters
@@ -54,7 +55,7 @@ def sender_for(
     targets = dict.fromkeys((TOPIC, "audit"), partitions)
     plan = Plan("a", "b", (TOPIC,), targets, {})
     stats = MirrorStats()
-    dead = DeadLetters(lambda t: t + ".dlt", "g", stats)
+    dead = DeadLetters(DeadLetter(suffix=".dlt"), "g", stats)
     sender = Sender(
         plan,
         Copier(table, "a", "b"),

@@ -52,7 +52,8 @@ CHILD = textwrap.dedent(
     import json, sys
     import confluent_kafka
     from confluent_kafka import Message
-    from kheaders import DeadLetterPublisher, Headers, Producer, ProducerRecord, wrap_producer
+    from kheaders import Headers, Producer, ProducerRecord, wrap_producer
+    from kheaders.deadletter import DeadLetterPublisher
     from kheaders.compaction import StateEntry, write_state
 
     CONF = {"bootstrap.servers": sys.argv[1], "message.timeout.ms": 5000}

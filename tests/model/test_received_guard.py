@@ -75,7 +75,8 @@ CHILD = textwrap.dedent(
     def report(site, **fields):
         print(json.dumps({"site": site, **fields}), flush=True)
 
-    from kheaders import DeadLetterPublisher, DeserializationError, Headers, Producer
+    from kheaders import DeserializationError, Headers, Producer
+    from kheaders.deadletter import DeadLetterPublisher
     from kheaders.compaction import CompactionStats, LatestState, latest
 
     stats = CompactionStats()

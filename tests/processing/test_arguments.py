@@ -4,6 +4,7 @@ never an AttributeError in a worker or a refusal only in ``run()`` (issues 35.9,
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from typing import Any
@@ -11,8 +12,8 @@ from typing import Any
 import pytest
 
 from kheaders import ConfigurationError
-from kheaders.aio import AIOProcessor
-from kheaders.processing import DeadLetter, Processor, RetryTopics
+from kheaders.deadletter import DeadLetter
+from kheaders.processing import AIOProcessor, Processor, RetryTopics
 
 CONFIG = {"bootstrap.servers": "localhost:1", "group.id": "arguments"}
 """Nothing here connects: construction alone is under test."""
@@ -62,7 +63,8 @@ BAD: list[tuple[str, dict[str, Any], str]] = [
     ("handler", {"handler": "handle"}, r"handler: expected a function"),
     ("handler (none at all)", {"handler": None}, r"give a handler"),
     ("retry", {"retry": [1, 3]}, r"retry: expected RetryTopics\(\.\.\.\).*delays=\[1, 3\]"),
-    ("dead_letter", {"dead_letter": "orders-dlt"}, r"dead_letter: expected DeadLetter"),
+    ("dead_letter", {"dead_letter": 7}, r"dead_letter: expected DeadLetter"),
+    ("dead_letter (empty name)", {"dead_letter": ""}, r"dead_letter: expected DeadLetter"),
     ("dead_letter (False)", {"dead_letter": False}, r"dead_letter: expected DeadLetter"),
     ("filter", {"filter": "tenant=acme"}, r"filter: expected a function"),
     ("route_by", {"route_by": 3, "handlers": {"a": handle}}, r"route_by: expected a header"),
@@ -118,6 +120,13 @@ def test_dead_letter_true_means_the_default_dead_letter_topic(driver: str) -> No
     processor = build(driver, dead_letter=True)
     assert processor._core.dead_letter == DeadLetter()
     assert processor._core.targets("orders") == ["orders-dlt"]
+
+
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_dead_letter_as_a_name_means_that_topic_as_everywhere(driver: str) -> None:
+    processor = build(driver, dead_letter="{topic}.dlq")
+    assert processor._core.dead_letter == DeadLetter(topic="{topic}.dlq")
+    assert processor._core.targets("orders") == ["orders.dlq"]
 
 
 @pytest.mark.parametrize("driver", ["sync", "async"])
@@ -202,3 +211,22 @@ def test_a_refused_setting_never_shows_its_value(changes: dict[str, Any]) -> Non
     with pytest.raises(ConfigurationError) as raised:
         build("sync", **changes)
     assert "hunter2-secret" not in str(raised.value)
+
+
+@pytest.mark.parametrize("driver", [Processor, AIOProcessor])
+def test_every_argument_of_every_driver_has_a_refusal_above(driver: type) -> None:
+    """A new argument cannot be added without a case in BAD (or its own test)."""
+    names = set(inspect.signature(driver.__init__).parameters)
+    names |= set(inspect.signature(Processor.__init__).parameters)  # AIOProcessor's **options
+    names -= {"self", "options"}
+    tested = {case[0].split(" ")[0] for case in BAD} | {"concurrency"}
+    assert names - tested == set()
+
+
+def test_the_asyncio_driver_is_also_importable_from_kheaders_aio() -> None:
+    import kheaders.aio
+    import kheaders.processing
+
+    assert kheaders.aio.AIOProcessor is kheaders.processing.AIOProcessor
+    assert "AIOProcessor" in kheaders.aio.__all__
+    assert repr(kheaders.aio.AIOProcessor) == "<class 'kheaders.processing.AIOProcessor'>"

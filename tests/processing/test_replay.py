@@ -12,8 +12,8 @@ from confluent_kafka import Message
 
 from kheaders.cli import main
 from kheaders.cli._tail import format_record
-from kheaders.processing import spring_headers as sh
-from kheaders.processing._failure import spring_headers
+from kheaders.deadletter import spring as sh
+from kheaders.deadletter import spring_headers
 from kheaders.redaction import Redactor
 from tests.processing.helpers import produce, read_all
 

@@ -16,7 +16,6 @@ from opentelemetry.sdk.trace import TracerProvider
 
 from kheaders import (
     Consumer,
-    DeadLetterPublisher,
     IntegrityError,
     JsonDeserializer,
     JsonSerializer,
@@ -24,6 +23,7 @@ from kheaders import (
     StringDeserializer,
     StringSerializer,
 )
+from kheaders.deadletter import DeadLetterPublisher
 from kheaders.interceptors.tracing import TracingProducerInterceptor
 from kheaders.protect import (
     ProtectedDeserializer,
@@ -250,7 +250,7 @@ def test_dead_letter_path_and_back(bootstrap: str, topic_factory: Callable[..., 
     assert raw.flush(30) == 0
 
     publisher_producer = Producer({"bootstrap.servers": bootstrap})
-    dlt = DeadLetterPublisher(publisher_producer, topic=dead)
+    dlt = DeadLetterPublisher(publisher_producer, dead)
     first = assigned(json_reader(bootstrap, StaticKeyring({"k1": AES_KEY})), orders)
     try:
         outcome = read(first, 3)

@@ -29,7 +29,7 @@ def test_protect_doc_examples_run_and_print_what_they_say(
     monkeypatch.setenv(BOOTSTRAP_ENV, bootstrap)
     topic = f"payments-{uuid.uuid4().hex[:8]}"
     create_topic(bootstrap, topic)
-    create_topic(bootstrap, topic + ".dlt")
+    create_topic(bootstrap, topic + "-dlt")
     saved = dict(os.environ)
     namespace: dict[str, object] = {"__name__": "protect_doc"}
     try:

@@ -45,7 +45,7 @@ def test_docs_security_examples(
 ) -> None:
     topic = f"payments-{uuid.uuid4().hex[:8]}"
     create_topic(secure_broker.bootstrap, topic)
-    create_topic(secure_broker.bootstrap, topic + ".dlt")
+    create_topic(secure_broker.bootstrap, topic + "-dlt")
     create_topic(bootstrap, topic)
     address = secure_broker.address("SASL_SSL")
     monkeypatch.setenv("KAFKA_PASSWORD", PASSWORD)

@@ -18,11 +18,12 @@ from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 from kheaders import BrokerUnavailableError, Consumer, Producer
 from kheaders.aio import AIOConsumer, AIOProducer
 from kheaders.broker import ApacheKafka, create_topic
+from kheaders.deadletter import DeadLetter
 from kheaders.interceptors.logging import LoggingInterceptor
 from kheaders.interceptors.metrics import MetricsConsumerInterceptor, MetricsProducerInterceptor
 from kheaders.interceptors.tracing import TracingConsumerInterceptor, TracingProducerInterceptor
 from kheaders.mirror import Mirror
-from kheaders.processing import DeadLetter, Processor
+from kheaders.processing import Processor
 from tests.security.capture import Capture, capturing
 from tests.security.helpers import read_all
 from tests.support.security import PASSWORD, Certificates
@@ -120,7 +121,7 @@ def test_processor_and_mirror(
     bootstrap: str,
     secure_topic: str,
 ) -> None:
-    create_topic(secure_broker.bootstrap, secure_topic + ".dlt")
+    create_topic(secure_broker.bootstrap, secure_topic + "-dlt")
     create_topic(bootstrap, secure_topic)
     with capturing() as capture:
         config = {**secured("plain"), **capture.client_logging()}

@@ -14,8 +14,9 @@ import pytest
 from kheaders import Producer
 from kheaders.broker import ApacheKafka, create_topic
 from kheaders.cli import main as cli_main
+from kheaders.deadletter import DeadLetter
 from kheaders.mirror import Mirror
-from kheaders.processing import DeadLetter, Processor
+from kheaders.processing import Processor
 from tests.security.helpers import read_all
 
 pytestmark = pytest.mark.integration
@@ -73,7 +74,7 @@ def test_mirror_copies_from_a_sasl_scram_cluster_to_a_plain_one(
     secure_topic: str,
 ) -> None:
     source = secured("scram")
-    create_topic(secure_broker.bootstrap, secure_topic + ".dlt")
+    create_topic(secure_broker.bootstrap, secure_topic + "-dlt")
     create_topic(bootstrap, secure_topic)
     _produce(source, secure_topic, [b"m-1", b"m-2"])
     mirror = Mirror(

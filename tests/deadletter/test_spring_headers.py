@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kheaders import DeserializationError
-from kheaders.processing import spring_headers as sh
-from kheaders.processing._failure import spring_headers, without_retry_state
+from kheaders.deadletter import spring as sh
+from kheaders.deadletter import spring_headers, without_retry_state
 
 # Java: BigInteger.valueOf(n).toByteArray(), as printed by jshell
 JAVA_BIG_INTEGER = {
@@ -99,39 +99,79 @@ def test_first_failure_adds_origin_exception_and_retry_headers() -> None:
     assert added[sh.ORIGINAL_TIMESTAMP_RETRY] == sh.encode_big_integer(1_700_000_000_000)
 
 
+ORIGIN = [
+    sh.ORIGINAL_TOPIC,
+    sh.ORIGINAL_PARTITION,
+    sh.ORIGINAL_OFFSET,
+    sh.ORIGINAL_TIMESTAMP,
+    sh.ORIGINAL_TIMESTAMP_TYPE,
+]
+FAILURE = [
+    sh.EXCEPTION_FQCN,
+    sh.EXCEPTION_CAUSE_FQCN,
+    sh.EXCEPTION_MESSAGE,
+    sh.EXCEPTION_STACKTRACE,
+]
+RETRY = [sh.ORIGINAL_TIMESTAMP_RETRY, sh.ATTEMPTS, sh.BACKOFF_TIMESTAMP]
+
+
+def _last(headers: list[tuple[str, bytes | None]], name: str) -> bytes | None:
+    return [v for k, v in headers if k == name][-1]
+
+
+def _hops(errors: list[BaseException]) -> list[list[tuple[str, bytes | None]]]:
+    """The headers of each hop of one record failing with ``errors`` in turn."""
+    headers: list[tuple[str, bytes | None]] = [("app", b"x")]
+    out = []
+    for n, error in enumerate(errors):
+        headers = spring_headers(
+            headers,
+            topic="orders" if n == 0 else f"orders-retry-{n}",
+            partition=0,
+            offset=1 if n == 0 else 99,
+            timestamp=(1, 1000 + 4000 * n),
+            group=None,
+            error=error,
+            next_attempt=n + 2,
+            due_ms=2000 + 7000 * n,
+        )
+        out.append(headers)
+    return out
+
+
+def test_a_hop_writes_spring_s_names_in_spring_s_order() -> None:
+    """As Spring 4.1 writes them (pinned by tests/interop/test_spring_retry.py): the
+    exception headers first, the origin at the first failure only, one retry set per hop
+    appended; earlier exception headers removed."""
+    first, second, third = _hops([ValueError("one"), TypeError("two"), KeyError("three")])
+    assert [k for k, _ in first] == ["app", *FAILURE, *ORIGIN, *RETRY]
+    assert [k for k, _ in second] == ["app", *ORIGIN, *RETRY, *FAILURE, *RETRY]
+    assert [k for k, _ in third] == ["app", *ORIGIN, *RETRY, *RETRY, *FAILURE, *RETRY]
+
+
 def test_later_hops_keep_the_origin_and_replace_the_exception() -> None:
-    first = spring_headers(
-        [("app", b"x")],
-        topic="orders",
-        partition=0,
-        offset=1,
-        timestamp=(1, 1000),
-        group=None,
-        error=ValueError("one"),
-        next_attempt=2,
-        due_ms=2000,
-    )
-    second = spring_headers(
-        first,
-        topic="orders-retry",
-        partition=0,
-        offset=99,
-        timestamp=(1, 5000),
-        group=None,
-        error=TypeError("two"),
-        next_attempt=3,
-        due_ms=9000,
-    )
-    keys = [k for k, _ in second]
-    assert all(keys.count(k) == 1 for k in keys)
-    got = dict(second)
-    assert got[sh.ORIGINAL_TOPIC] == b"orders"
-    assert got[sh.ORIGINAL_OFFSET] == sh.encode_long(1)
-    assert got[sh.ORIGINAL_TIMESTAMP_RETRY] == sh.encode_big_integer(1000)
-    assert got[sh.EXCEPTION_FQCN] == b"builtins.TypeError"
-    assert got[sh.EXCEPTION_MESSAGE] == b"two"
-    assert got[sh.ATTEMPTS] == sh.encode_int(3)
+    _, second = _hops([ValueError("one"), TypeError("two")])
+    assert _last(second, sh.ORIGINAL_TOPIC) == b"orders"
+    assert _last(second, sh.ORIGINAL_OFFSET) == sh.encode_long(1)
+    assert [v for k, v in second if k == sh.ORIGINAL_TIMESTAMP_RETRY] == [
+        sh.encode_big_integer(1000)
+    ] * 2  # the first hop's, at every hop
+    assert _last(second, sh.EXCEPTION_FQCN) == b"builtins.TypeError"
+    assert [v for k, v in second if k == sh.EXCEPTION_MESSAGE] == [b"two"]
+    assert [v for k, v in second if k == sh.ATTEMPTS] == [sh.encode_int(2), sh.encode_int(3)]
     assert without_retry_state(second) == [("app", b"x")]
+
+
+def test_readers_take_the_last_of_the_appended_retry_sets() -> None:
+    from kheaders.deadletter import describe, failure
+
+    *_, third = _hops([ValueError("one"), TypeError("two"), KeyError("three")])
+    assert describe(third)[0].startswith("retry: next attempt 4, due ")
+    found = failure(third)
+    assert found is not None
+    assert found.failed_attempt == 3
+    assert found.error is not None
+    assert found.error.startswith("builtins.KeyError")
 
 
 def test_a_key_deserialization_failure_uses_the_key_exception_headers() -> None:
@@ -158,14 +198,3 @@ def test_a_key_deserialization_failure_uses_the_key_exception_headers() -> None:
     assert out[sh.KEY_EXCEPTION_FQCN] == b"builtins.UnicodeDecodeError"
     assert sh.EXCEPTION_FQCN not in out
     assert out[sh.ORIGINAL_TIMESTAMP] == sh.encode_long(-1)  # no timestamp: Java's -1
-
-
-def test_the_module_the_docs_name_imports_by_its_dotted_path() -> None:
-    """docs/processing.md names ``kheaders.processing.spring_headers``: a ``from ... import``
-    of it works (issue 35.4), and it is the one implementation the package attribute is."""
-    import kheaders.processing
-    from kheaders.processing.spring_headers import ATTEMPTS, decode_attempts
-
-    assert decode_attempts(b"\x00\x00\x00\x03") == 3
-    assert ATTEMPTS == "retry_topic-attempts"
-    assert kheaders.processing.spring_headers.decode_attempts is decode_attempts

@@ -1,0 +1,114 @@
+"""Where dead letters go, which headers say why, and the one ``dead_letter=`` option.
+
+Every user of a dead-letter topic (the processors, the mirror, :class:`DeadLetterPublisher`
+and the command line) takes it as ``dead_letter=``: a :class:`DeadLetter`, a topic name
+(``{topic}`` in it stands for the source topic), True for the default, or None for none.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+from kheaders._errors import ConfigurationError
+
+SPRING = "spring"
+KHEADERS = "kheaders"
+_CONTRACTS = (SPRING, KHEADERS)
+DEFAULT_SUFFIX = "-dlt"
+"""Spring Kafka's default, the one other tools know: ``orders`` -> ``orders-dlt``."""
+SOURCE_TOPIC = "{topic}"
+"""In a dead-letter topic name: the source topic (``{topic}.dlq`` -> ``orders.dlq``)."""
+
+
+def _kind(value: object) -> str:
+    name = type(value).__name__
+    if isinstance(value, bool | int | float | str | bytes) and len(repr(value)) <= 40:
+        return f"{name} {value!r}"
+    return name
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetter:
+    """Where records go once retries are exhausted or not allowed, and which headers say why.
+
+    The topic is ``topic`` when given (``{topic}`` in it stands for the source topic), else
+    ``<source topic><suffix>`` (Spring's default ``-dlt``). ``contract`` is ``"spring"``
+    (Spring Kafka's ``kafka_original-*`` / ``kafka_exception-*`` and ``retry_topic-*``
+    headers), ``"kheaders"`` (the ``kheaders.dlt.*`` headers) or None for the user's own:
+    Spring's for the processors, kheaders' for the publisher and the mirror.
+
+    Raises ConfigurationError for an unknown contract, a suffix that is not a str (or empty
+    without a topic), or a ``topic`` that is not a non-empty str.
+    """
+
+    suffix: str = DEFAULT_SUFFIX
+    topic: str | None = None
+    contract: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.suffix, str):
+            raise ConfigurationError(
+                f"DeadLetter: suffix: expected a str, got {_kind(self.suffix)}"
+            )
+        if self.topic is not None and (not isinstance(self.topic, str) or not self.topic):
+            raise ConfigurationError(
+                f"DeadLetter: topic: expected a topic name or None, got {_kind(self.topic)}"
+            )
+        if self.contract is not None and self.contract not in _CONTRACTS:
+            raise ConfigurationError(
+                f"DeadLetter: contract must be one of {_CONTRACTS}, got {self.contract!r}"
+            )
+        if self.topic is None and not self.suffix:
+            raise ConfigurationError("DeadLetter: give a topic or a non-empty suffix")
+
+    def topic_for(self, topic: str) -> str:
+        """The dead-letter topic for records of ``topic``."""
+        if self.topic is None:
+            return topic + self.suffix
+        return self.topic.replace(SOURCE_TOPIC, topic)
+
+
+def dead_letter_option(value: object) -> DeadLetter | None:
+    """``dead_letter=`` checked: a DeadLetter as given; True for ``DeadLetter()``; a str for
+    ``DeadLetter(topic=...)``; None as None.
+
+    Raises ConfigurationError naming ``dead_letter`` for anything else.
+    """
+    if value is None:
+        return None
+    if isinstance(value, DeadLetter):
+        return value
+    if value is True:
+        return DeadLetter()
+    if isinstance(value, str) and value:
+        return DeadLetter(topic=value)
+    hint = ": leave it out (None) for no dead-letter topic" if value is False else ""
+    raise ConfigurationError(
+        "dead_letter: expected DeadLetter(...), a topic name, True (for DeadLetter()) or None,"
+        f" got {_kind(value)}{hint}"
+    )
+
+
+def kheaders_dead_letter(value: object, who: str) -> DeadLetter:
+    """``dead_letter=`` of ``who``, a user that writes the ``kheaders.dlt.*`` headers and
+    always has a dead-letter topic (None: ``<topic>-dlt``). Raises ConfigurationError
+    naming ``dead_letter`` for a bad value or Spring's contract (the processor's)."""
+    found = dead_letter_option(value) or DeadLetter()
+    if found.contract == SPRING:
+        raise ConfigurationError(
+            f"dead_letter: {who} writes the kheaders.dlt.* headers: give a topic name or"
+            ' DeadLetter(..., contract="kheaders")'
+        )
+    return found
+
+
+def renamed(where: str, old: str, stacklevel: int = 3) -> None:
+    """Warn that ``where``'s ``old`` argument is now ``dead_letter=`` (DeprecationWarning,
+    pointing at the caller's caller)."""
+    warnings.warn(
+        f"{where}: {old} is deprecated and will be removed in the next release: pass"
+        " dead_letter= (a DeadLetter(topic=..., suffix=...) or a topic name) instead",
+        DeprecationWarning,
+        stacklevel=stacklevel,
+    )
