@@ -16,6 +16,7 @@ from kheaders._client.consumer import Consumer, wrap_consumer
 from kheaders._client.deadletter import DeadLetterPublisher, dead_letter_headers
 from kheaders._client.producer import Producer, wrap_producer
 from kheaders._client.records import ProducerRecord, RecordMetadata
+from kheaders._client.share import ShareConsumer, wrap_share_consumer
 from kheaders._codec.protocol import ValueCodec
 from kheaders._codec.struct import TaggedStruct
 from kheaders._codec.values import BOOL, JSON, LONG, TEXT, TEXT_LENIENT, UUID, VARLONG
@@ -141,6 +142,7 @@ __all__ = [
     "Redactor",
     "SerializationError",
     "Serializer",
+    "ShareConsumer",
     "StringDeserializer",
     "StringSerializer",
     "TaggedStruct",
@@ -167,5 +169,6 @@ __all__ = [
     "to_confluent",
     "wrap_consumer",
     "wrap_producer",
+    "wrap_share_consumer",
 ]
 _public.claim(__name__, globals())
