@@ -13,7 +13,9 @@ from kheaders.processing._delivery import Delivery, delivery
 from kheaders.processing._describe import describe
 from kheaders.processing._failure import without_retry_state
 from kheaders.processing._processor import Processor
+from kheaders.processing._redelivery import Redelivery
 from kheaders.processing._retry import KHEADERS, SPRING, DeadLetter, RetryTopics
+from kheaders.processing._share import ShareProcessor
 
 __all__ = [
     "KHEADERS",
@@ -22,7 +24,9 @@ __all__ = [
     "Delivery",
     "HeadersFilter",
     "Processor",
+    "Redelivery",
     "RetryTopics",
+    "ShareProcessor",
     "delivery",
     "describe",
     "spring_headers",
