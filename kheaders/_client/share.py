@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
 
 import confluent_kafka
 from confluent_kafka import AcknowledgeType, KafkaException, Message, Messages, TopicPartition
@@ -45,10 +44,6 @@ AcknowledgementCallback = Callable[
     [dict[TopicPartition, set[int]], "KafkaException | None"], object
 ]
 """confluent-kafka's acknowledgement commit callback: ``(offsets, exception)``."""
-
-_prepare: Callable[[Any, Message], None] = Consumer._prepare
-"""The Consumer's record rule (headers read-only, both deserializers or neither), run on a
-share consumer: it reads only ``_key_de`` and ``_value_de``, which both classes hold."""
 
 
 def acknowledged(offsets: Mapping[TopicPartition, Iterable[int]]) -> list[TopicPartition]:
@@ -166,9 +161,15 @@ class ShareConsumer(ClientWrapper, client=confluent_kafka.ShareConsumer):
 
     # -- reading ----------------------------------------------------------------------------
 
+    # The Consumer's record rules, run on a share consumer's batches: they read and write
+    # only ``_key_de``, ``_value_de`` and ``_pending``, which both classes hold.
+    _prepare: Callable[..., None] = Consumer._prepare
+    _with_headers: Callable[..., tuple[list[Message], bool]] = Consumer._with_headers
+    _prepare_batch: Callable[..., tuple[list[Message], bool]] = Consumer._prepare_batch
+
     def poll(self, timeout: float = -1) -> Messages:
-        """The next batch (confluent's ``Messages``: records and error events, in order);
-        empty on timeout or when interceptors left every record out.
+        """The next batch (confluent's ``Messages``: records and error events); empty on
+        timeout or when interceptors left every record out.
 
         Raises DeserializationError for a record kept from an earlier batch (before
         fetching), or for the first failure of a batch in which no record deserialized.
@@ -178,33 +179,28 @@ class ShareConsumer(ClientWrapper, client=confluent_kafka.ShareConsumer):
         msgs = self._consumer.poll(timeout)
         if not msgs:
             return msgs
-        good: list[Message] = []
-        events: list[Message] = []
-        for msg in msgs:
-            if msg.error() is not None:
-                events.append(msg)
-                continue
-            try:
-                _prepare(self, msg)
-            except DeserializationError as exc:
-                self._pending.append(exc)
-                continue
-            good.append(msg)
-        if good and self._chain.on_consume:
-            good = self._intercept(good)
-        if not good and not events and self._pending:
+        batch = msgs.records()
+        if self._key_de is None and self._value_de is None:
+            out, events = self._with_headers(batch)
+        else:
+            out, events = self._prepare_batch(batch)
+        if self._chain.on_consume and out:
+            out = self._intercept(out, events)
+        if not out and self._pending:
             raise self._pending.popleft()
-        return Messages(good + events if events else good)
+        return Messages(out)
 
-    def _intercept(self, records: list[Message]) -> list[Message]:
-        """``on_consume`` over a batch's records; in explicit mode, accept those left out."""
-        out = self._chain.consume(records)
-        if self._explicit and out is not records:
-            kept = {id(m) for m in out}
+    def _intercept(self, out: list[Message], events: bool) -> list[Message]:
+        """``on_consume`` over a batch's records (error events follow them, untouched); in
+        explicit mode, the records it left out are accepted."""
+        records = [m for m in out if m.error() is None] if events else out
+        kept = self._chain.consume(records)
+        if self._explicit and kept is not records:
+            ids = {id(m) for m in kept}
             for msg in records:
-                if id(msg) not in kept:
+                if id(msg) not in ids:
                     self._consumer.acknowledge(msg, AcknowledgeType.ACCEPT)
-        return out
+        return kept + [m for m in out if m.error() is not None] if events else kept
 
     # -- acknowledging ----------------------------------------------------------------------
 
