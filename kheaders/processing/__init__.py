@@ -3,7 +3,8 @@ Kafka's header contract, dead letters of the consumed bytes and at-least-once co
 
 :class:`Processor` runs a handler per record; :class:`RetryTopics` and :class:`DeadLetter`
 say where failures go; :class:`AIOProcessor` is its asyncio driver (also importable from
-``kheaders.aio``). Both carry out the steps of one engine free of I/O (``_engine``), which
+``kheaders.aio``); :class:`ShareProcessor` reads as a share group (KIP-932), retrying by
+:class:`Redelivery`. All carry out the steps of one engine free of I/O (``_engine``), which
 makes every decision. See docs/processing.md.
 """
 

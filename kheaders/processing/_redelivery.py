@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError
+from kheaders._errors import ConfigurationError
+from kheaders.processing._retry import RetryTopics
 from kheaders.processing._validate import kind_of, number
 
 LOCK_DURATION = "share.record.lock.duration.ms"
@@ -30,8 +31,8 @@ class Redelivery:
     attempt would never come and no dead letter would be written. ``delay`` (seconds) is
     how long a failed record is held before it is released; it must stay within half of the
     group's ``share.record.lock.duration.ms`` (confluent-kafka 2.16 cannot renew a lock).
-    ``not_retryable`` exception types (and always :class:`DeserializationError`) are
-    dead-lettered at once.
+    ``not_retryable`` exception types (and always a
+    :class:`~kheaders.DeserializationError`) are dead-lettered at once.
 
     Raises ConfigurationError naming the argument: ``attempts`` not an int >= 1, ``delay``
     negative or not finite, ``not_retryable`` not exception types.
@@ -57,12 +58,6 @@ class Redelivery:
             )
         object.__setattr__(self, "not_retryable", tuple(kinds))
 
-    def retryable(self, error: BaseException) -> bool:
-        """Whether ``error`` may be retried at all."""
-        if isinstance(error, DeserializationError | ProcessingError):
-            return False
-        return not isinstance(error, self.not_retryable)
-
     def last_attempt(self, group: Mapping[str, str]) -> int:
         """The delivery that is the last try, for a group with settings ``group``.
 
@@ -85,6 +80,15 @@ class Redelivery:
                 " use a shorter delay, a longer lock, or a Processor with RetryTopics"
             )
         return limit if self.attempts is None else self.attempts
+
+    def as_retry(self, last_attempt: int) -> RetryTopics:
+        """The engine's retry policy for a record tried ``last_attempt`` times: a release
+        (after ``delay``) where a consumer group's processor would publish to a retry topic."""
+        return RetryTopics(
+            delays=[self.delay] * (last_attempt - 1),
+            not_retryable=self.not_retryable,
+            create_topics=False,
+        )
 
 
 def _int(value: str | None, default: int) -> int:

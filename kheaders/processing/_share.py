@@ -1,51 +1,82 @@
-"""ShareProcessor: a share-group (KIP-932) service loop on kheaders' ShareConsumer.
+"""ShareProcessor: the processing engine's share-group (KIP-932) driver, on kheaders'
+ShareConsumer.
 
 Many members, in as many processes as wanted, read the same partitions; the broker hands
-each record to one member at a time under a lock. Per record: the handler returned, the
-record is accepted; it raised a retryable error before its last attempt, it is released
-(held ``Redelivery.delay`` seconds first) and the broker delivers it again, counting
-``delivery_count()`` up; otherwise a dead letter is published and, once the broker
-acknowledged it, the record is rejected (never delivered again). A dead letter that could
-not be published leaves the record released, so it comes back rather than being lost.
+each record to one member at a time under a lock and counts its deliveries, which the driver
+gives the engine as each record's attempt (``Polled.attempts``). The engine decides; this
+driver carries its steps out with acknowledgements instead of commits:
 
-Acknowledgements travel with the next fetch; a release or rejection is committed at once.
+* ``Handle``: the handler runs; ``Handled`` → the record is accepted.
+* ``Publish`` of kind ``retry``: not published. The record is held for the retry's delay
+  (under its lock), then released: the broker delivers it again, to any member, counting
+  one more delivery.
+* ``Publish`` of kind ``dead-letter``: published; once the broker acknowledged it, the record
+  is rejected (never delivered again). A dead letter refused or left unacknowledged leaves
+  the record released, never rejected: it comes back and is tried again.
+* a record the engine took no step for (``filter`` said no) is accepted; one it had no time
+  to start (stopping) is released.
+* ``Commit``, ``Pause`` and ``Resume`` do not apply: a share group keeps no offsets, and
+  no retry topic is read.
+
+Acknowledgements travel with the next fetch; releases and rejections are committed at once.
 """
 
 from __future__ import annotations
 
 import threading
-import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import AcknowledgeType, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin._config import ConfigResource
 
 from kheaders._client.admin import admin_client
-from kheaders._client.consumer import consumed_bytes
-from kheaders._client.deadletter import dead_letter_headers
 from kheaders._client.producer import Producer
 from kheaders._client.share import ACKNOWLEDGEMENT_MODE, EXPLICIT, ShareConsumer
 from kheaders._errors import ConfigurationError, DeserializationError, HeldFailuresError
+from kheaders.processing import _observe
 from kheaders.processing import _validate as _v
-from kheaders.processing._base import stop_on_signals
-from kheaders.processing._core import consumed_headers
-from kheaders.processing._failure import Pairs, describe_error, spring_headers
-from kheaders.processing._observe import log
+from kheaders.processing._base import now_ms, stop_on_signals
+from kheaders.processing._core import Core, HeadersFilter
+from kheaders.processing._engine import Engine
+from kheaders.processing._observe import Observer, log
 from kheaders.processing._redelivery import Redelivery
-from kheaders.processing._retry import KHEADERS, DeadLetter
-from kheaders.processing._setup import connection_config, prepare_topics
+from kheaders.processing._retry import DeadLetter
+from kheaders.processing._setup import connection_config, consumer_parts, prepare_topics
 from kheaders.processing._setup import producer_config as _producer_config_for
+from kheaders.processing._steps import (
+    DEAD_LETTER,
+    Acknowledged,
+    Closing,
+    Failed,
+    Handle,
+    Handled,
+    HandleEach,
+    Polled,
+    Publish,
+    Purge,
+    Step,
+    Stop,
+    StopRequested,
+    Tick,
+    Unreadable,
+)
 
-Handler = Callable[[Message], Any]
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
+Handler = Any
 ACCEPT, RELEASE, REJECT = AcknowledgeType.ACCEPT, AcknowledgeType.RELEASE, AcknowledgeType.REJECT
 GROUP_TIMEOUT = 15.0
 """Seconds to wait for the group's settings at start."""
+_NOT_SHARE = ("enable.auto.commit", "enable.auto.offset.store")
+"""Settings a share consumer refuses (consumer_parts sets them for a consumer group)."""
 
 
 def group_settings(config: Mapping[str, object], group: str) -> dict[str, str]:
     """The share group's settings (``share.*``, the broker's defaults for those unset);
-    empty when the cluster does not say (an older broker): Kafka's defaults apply then."""
+    empty when the cluster does not say: Kafka's defaults apply then."""
     resource = ConfigResource(ConfigResource.Type.GROUP, group)
     try:
         with admin_client(connection_config(config)) as admin:
@@ -56,18 +87,33 @@ def group_settings(config: Mapping[str, object], group: str) -> dict[str, str]:
     return {k: v.value for k, v in entries.items() if v.value is not None}
 
 
-def _dead_letter_option(dead_letter: object) -> DeadLetter | None:
-    """``dead_letter=`` checked: True is ``DeadLetter()``, False rejects without a copy."""
+def _dead_letter_option(dead_letter: object) -> DeadLetter:
+    """``dead_letter=`` checked: a DeadLetter, or True for ``DeadLetter()``."""
     if dead_letter is True:
         return DeadLetter()
-    if dead_letter is False:
-        return None
     if isinstance(dead_letter, DeadLetter):
         return dead_letter
     raise ConfigurationError(
-        "dead_letter: expected DeadLetter(...), True (DeadLetter()) or False (reject without"
-        f" a dead letter), got {_v.kind_of(dead_letter)}"
+        "dead_letter: expected DeadLetter(...) or True (DeadLetter(): <topic>-dlt), got"
+        f" {_v.kind_of(dead_letter)}: a share group's last attempt is dead-lettered, then"
+        " rejected"
     )
+
+
+class _Batch:
+    """What becomes of each record of one fetch: its acknowledgement, or a hold first."""
+
+    __slots__ = ("fate", "held", "letters", "unstarted")
+
+    def __init__(self) -> None:
+        self.unstarted = ACCEPT
+        """What becomes of a record the engine took no step for: accepted (filtered out),
+        or released when the engine was stopping already (it starts nothing then)."""
+        self.fate: dict[int, AcknowledgeType] = {}
+        self.held: list[tuple[int, Message, Publish]] = []
+        """(release at, epoch ms; record; the retry Publish it stands for)."""
+        self.letters: list[tuple[Publish, list[str | None]]] = []
+        """Dead letters produced, each with its outcome once reported (None: written)."""
 
 
 class ShareProcessor:
@@ -75,15 +121,17 @@ class ShareProcessor:
     per delivery; ``msg.delivery_count()`` is the attempt (1 first). See the module doc for
     what happens to a record after its handler returned or raised.
 
-    ``config`` is a :class:`kheaders.ShareConsumer` config (interceptors, deserializers;
-    ``share.acknowledgement.mode`` is explicit, the processor acknowledges). Its connection
-    settings also build the dead-letter producer (``producer_config`` adds or overrides).
-    ``redelivery`` says how many deliveries and how long a hold (:class:`Redelivery`; the
-    group's own delivery limit by default). ``dead_letter`` names the dead-letter topic and
-    header contract (``True``: ``DeadLetter()``, Spring's ``<topic>-dlt``; ``False``: a
-    record out of attempts is rejected with no copy kept). ``run()`` blocks until ``stop()``
-    (any thread) or, on the main thread, SIGTERM/SIGINT; the batch in hand is finished
-    first, held records are released at once.
+    ``config`` is a :class:`kheaders.ShareConsumer` config (``group.id`` required;
+    interceptors as for the ShareConsumer; deserializers run after ``filter`` and routing,
+    as in :class:`Processor`; the processor acknowledges, so ``share.acknowledgement.mode``
+    is explicit). Its connection settings also build the dead-letter producer
+    (``producer_config`` adds or overrides). ``redelivery`` says how many deliveries and how
+    long a hold (:class:`Redelivery`; the group's own delivery limit by default);
+    ``dead_letter`` the dead-letter topic and header contract (``True``: ``DeadLetter()``,
+    Spring's ``<topic>-dlt``). ``filter``, ``route_by`` and ``handlers`` as for
+    :class:`Processor` (a record filtered out is accepted). ``run()`` blocks until ``stop()``
+    (any thread) or, on the main thread, SIGTERM/SIGINT: the record in hand is finished, the
+    rest of its batch and the held records are released.
 
     Raises ConfigurationError for a bad argument or setting (naming it).
     """
@@ -92,53 +140,87 @@ class ShareProcessor:
         self,
         config: Mapping[str, object],
         topics: Sequence[str],
-        handler: Handler,
+        handler: Handler | None = None,
         *,
         redelivery: Redelivery | None = None,
         dead_letter: DeadLetter | bool = True,
+        filter: HeadersFilter | None = None,
+        route_by: str | None = None,
+        handlers: Mapping[str | bytes, Handler] | None = None,
         producer_config: Mapping[str, object] | None = None,
         poll_timeout: float = 0.5,
         shutdown_timeout: float = 10.0,
         handle_signals: bool = True,
+        keep_timestamps: bool = False,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> None:
         _v.mapping("config", config)
         _v.topics_list(topics)
-        if not callable(handler):
-            raise ConfigurationError(f"handler: expected a callable, got {_v.kind_of(handler)}")
+        _v.callable_or_none("handler", handler)
+        _v.callable_or_none("filter", filter)
+        _v.routes(route_by, handlers)
         if redelivery is None:
             redelivery = Redelivery()
         elif not isinstance(redelivery, Redelivery):
             raise ConfigurationError(
                 f"redelivery: expected Redelivery(...) or None, got {_v.kind_of(redelivery)}"
             )
+        dead = _dead_letter_option(dead_letter)
         _v.mapping("producer_config", producer_config, optional=True)
         _v.number("poll_timeout", poll_timeout)
         _v.number("shutdown_timeout", shutdown_timeout)
         _v.flag("handle_signals", handle_signals)
-        group = config.get("group.id")
-        if not isinstance(group, str) or not group:
-            raise ConfigurationError("group.id: give the share group's name")
+        _v.flag("keep_timestamps", keep_timestamps)
+        _v.provider("tracer_provider", tracer_provider, "get_tracer")
+        _v.provider("meter_provider", meter_provider, "get_meter")
         mode = config.get(ACKNOWLEDGEMENT_MODE, EXPLICIT)
         if mode != EXPLICIT:
             raise ConfigurationError(
                 f"{ACKNOWLEDGEMENT_MODE}: the processor acknowledges each record; leave it out"
                 f" (or 'explicit'), got {mode!r}"
             )
-        self._dead_letter = _dead_letter_option(dead_letter)
-        self._topics = list(topics)
-        self._handler = handler
+        consumer_config, key_de, value_de = consumer_parts(config)
+        for key in _NOT_SHARE:
+            consumer_config.pop(key, None)
+        consumer_config[ACKNOWLEDGEMENT_MODE] = EXPLICIT
+        self._group = str(consumer_config["group.id"])
+        self._rules: dict[str, Any] = {
+            "topics": list(topics),
+            "handler": handler,
+            "handlers": handlers,
+            "route_by": route_by,
+            "filter": filter,
+            "dead_letter": dead,
+            "key_de": key_de,
+            "value_de": value_de,
+            "group": self._group,
+        }
         self._redelivery = redelivery
-        self._group = group
-        self._config = {**config, ACKNOWLEDGEMENT_MODE: EXPLICIT}
+        self._core = self._core_for(redelivery.attempts or 1)  # the rules, checked now
+        self._config = dict(config)
+        self._consumer_config = consumer_config
         self._producer_config = _producer_config_for(config, producer_config)
+        _v.producer_settings(self._producer_config)
+        self._observer = Observer(self._group, tracer_provider, meter_provider)
         self.poll_timeout = poll_timeout
         self.shutdown_timeout = shutdown_timeout
         self.handle_signals = handle_signals
-        self._last = 0
+        self.keep_timestamps = keep_timestamps
+        self._engine = Engine(self._core, self._observer)
         self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._consumer: ShareConsumer | None = None
+        self._producer: Producer | None = None
+        self._batch = _Batch()
+
+    def _core_for(self, last_attempt: int) -> Core:
+        return Core(retry=self._redelivery.as_retry(last_attempt), **self._rules)
 
     def stop(self) -> None:
-        """Ask ``run()`` to finish its batch, release held records and return (any thread)."""
+        """Ask ``run()`` to finish the record in hand, release the rest and return (any
+        thread)."""
+        self._engine.stopping = True
         self._stop.set()
 
     @property
@@ -149,156 +231,180 @@ class ShareProcessor:
     def run(self) -> None:
         """Process until stopped, then close the clients (acknowledgements committed).
 
-        Raises ConfigurationError when ``redelivery`` does not fit the group's settings;
-        BrokerUnavailableError when the cluster cannot be reached at start.
+        Raises ConfigurationError when ``redelivery`` does not fit the group's settings (read
+        at start) or the broker refuses the config; BrokerUnavailableError when the cluster
+        cannot be reached at start; ProcessingError for a handler slower than
+        ``max.poll.interval.ms``.
         """
-        self._last = self._redelivery.last_attempt(group_settings(self._config, self._group))
-        dead = self._dead_letter
-        if dead is not None:
-            prepare_topics(
-                self._config, {t: [dead.topic_for(t)] for t in self._topics}, create=True
-            )
-        producer = Producer(self._producer_config) if dead is not None else None
-        consumer = ShareConsumer(self._config)
+        last = self._redelivery.last_attempt(group_settings(self._config, self._group))
+        core = self._core = self._core_for(last)
+        dead = core.dead_letter
+        assert dead is not None
+        mains = list(core.main_of)
+        core.partitions = prepare_topics(
+            self._config, {t: [dead.topic_for(t)] for t in mains}, create=True
+        )
+        engine = self._engine = Engine(core, self._observer, keep_timestamps=self.keep_timestamps)
+        if self._stop.is_set():
+            engine.stopping = True
+        producer = self._producer = Producer(self._producer_config)
+        consumer = self._consumer = ShareConsumer(self._consumer_config)
         consumer.set_acknowledgement_commit_callback(_log_refused)
         try:
-            consumer.subscribe(self._topics)
+            consumer.subscribe(mains)
             with stop_on_signals(self.stop, self.handle_signals):
-                while not self._stop.is_set():
-                    self._round(consumer, producer)
+                self._loop(consumer)
         finally:
-            self._close(consumer, producer)
+            self._shutdown(consumer, producer)
+        if self._error is not None:
+            raise self._error
 
-    # -- one batch ---------------------------------------------------------------------------
-
-    def _round(self, consumer: ShareConsumer, producer: Producer | None) -> None:
-        """Fetch a batch (sending the last one's acknowledgements) and settle every record."""
-        try:
-            batch = consumer.poll(self.poll_timeout)
-        except DeserializationError as exc:  # not retryable: straight to the dead letters
-            self._settle(consumer, producer, [], [(exc.message, exc)])
-            return
-        handler = self._handler
-        failed: list[tuple[Message, BaseException]] = []
-        for msg in batch:
-            if msg.error() is not None:
-                log.warning("processing.share_fetch_error", error=str(msg.error()))
+    def _loop(self, consumer: ShareConsumer) -> None:
+        engine = self._engine
+        while not self._stop.is_set():
+            batch = self._batch = _Batch()
+            try:
+                msgs = consumer.poll(self.poll_timeout).records()
+            except DeserializationError as exc:  # unreadable headers: never retried
+                self._carry(engine.send(Unreadable(exc, now_ms())))
+                self._settle(consumer, batch, [exc.message])
                 continue
-            try:
-                handler(msg)
-            except Exception as exc:
-                failed.append((msg, exc))
-            else:
-                consumer.acknowledge(msg, ACCEPT)
-        if failed:
-            self._settle(consumer, producer, *self._split(failed))
+            now = now_ms()
+            self._carry(engine.send(Tick(now)))
+            if msgs:
+                attempts = [m.delivery_count() or 1 for m in msgs]
+                if engine.stopping:
+                    batch.unstarted = RELEASE
+                self._carry(engine.send(Polled(msgs, now, attempts)))
+                self._settle(consumer, batch, msgs)
 
-    def _split(
-        self, failed: list[tuple[Message, BaseException]]
-    ) -> tuple[list[Message], list[tuple[Message, BaseException]]]:
-        """The failures to release for another attempt, and those out of attempts."""
-        again: list[Message] = []
-        done: list[tuple[Message, BaseException]] = []
-        for msg, exc in failed:
-            attempt = msg.delivery_count() or 1
-            log.info(
-                "processing.share_failed",
-                topic=msg.topic(),
-                partition=msg.partition(),
-                offset=msg.offset(),
-                attempt=attempt,
-                error=describe_error(exc),
+    def _carry(self, steps: list[Step]) -> None:
+        """Carry out the engine's steps, in order (see the module doc)."""
+        for step in steps:
+            match step:
+                case Handle():
+                    self._handle(step)
+                case HandleEach():  # (not answered to records with attempts: for safety)
+                    for msg in step.records:
+                        self._handle(step.one(msg))
+                case Publish():
+                    self._publish(step)
+                case Purge():
+                    assert self._producer is not None
+                    self._producer.purge()
+                    self._producer.flush(0)
+                case Stop():
+                    if step.error is not None and self._error is None:
+                        self._error = step.error
+                    self.stop()
+
+    def _handle(self, step: Handle) -> None:
+        engine, msg = self._engine, step.record
+        if engine.stopping or (step.delay and self._stop.wait(step.delay)):
+            self._batch.fate[id(msg)] = RELEASE  # not started: delivered again
+            return
+        observer = self._observer
+        try:
+            if observer.active:
+                topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset()
+                headers: Any = msg.headers()
+                with observer.processing(topic, partition, offset or 0, step.attempt, headers):
+                    step.handler(msg)
+            else:
+                step.handler(msg)
+        except Exception as exc:
+            self._carry(engine.send(Failed(step, exc, now_ms())))
+        else:
+            engine.send(Handled((msg,)))
+            self._batch.fate[id(msg)] = ACCEPT
+
+    def _publish(self, step: Publish) -> None:
+        batch = self._batch
+        if step.kind != DEAD_LETTER:  # a retry: released after its delay, not published
+            assert self._core.retry is not None
+            delay = self._core.retry.delay_before(step.attempt + 1)
+            batch.held.append((now_ms() + round(delay * 1000), step.record, step))
+            return
+        producer = self._producer
+        assert producer is not None
+        outcome: list[str | None] = []
+        batch.letters.append((step, outcome))
+
+        def report(err: KafkaError | None, _sent: Message) -> None:
+            outcome.append(None if err is None else err.str())
+
+        try:
+            producer.produce(
+                step.topic,
+                value=step.value,
+                key=step.key,
+                partition=step.partition,
+                timestamp=step.timestamp,
+                headers=step.headers,
+                on_delivery=report,
             )
-            if attempt < self._last and self._redelivery.retryable(exc):
-                again.append(msg)
-            else:
-                done.append((msg, exc))
-        return again, done
+        except Exception as exc:  # refused before sending (a header limit, a size)
+            outcome.append(f"{type(exc).__name__}: {exc}")
 
-    def _settle(
-        self,
-        consumer: ShareConsumer,
-        producer: Producer | None,
-        again: list[Message],
-        done: list[tuple[Message, BaseException]],
-    ) -> None:
-        """Dead-letter (then reject) what is done; hold, then release, what goes again."""
-        for msg, accepted in self._dead_letters(producer, done):
-            consumer.acknowledge(msg, REJECT if accepted else RELEASE)
-        if again:
-            self._hold(self._redelivery.delay)
-            for msg in again:
+    # -- acknowledging a batch ---------------------------------------------------------------
+
+    def _settle(self, consumer: ShareConsumer, batch: _Batch, msgs: Sequence[Message]) -> None:
+        """Acknowledge every record of a fetch: dead letters first (waited for), then the
+        held records once due, then the rest."""
+        engine = self._engine
+        if batch.letters:
+            assert self._producer is not None
+            self._producer.flush(self.shutdown_timeout)
+            for step, outcome in batch.letters:
+                error = outcome[0] if outcome else "not acknowledged in time"
+                if error is None:
+                    batch.fate[id(step.record)] = REJECT
+                    self._carry(engine.send(Acknowledged(step, None, now_ms())))
+                else:
+                    batch.fate[id(step.record)] = RELEASE
+                    self._unpublished(step, error)
+        held = {id(msg) for _, msg, _ in batch.held}
+        fate, unstarted = batch.fate, batch.unstarted
+        for msg in msgs:
+            if msg.error() is None and id(msg) not in held:
+                consumer.acknowledge(msg, fate.get(id(msg), unstarted))
+        if batch.held:
+            consumer.commit_async()  # the rest goes now: nothing is fetched while holding
+            for due, msg, step in sorted(batch.held, key=lambda h: h[0]):
+                wait = (due - now_ms()) / 1000
+                if wait > 0 and not self._stop.is_set():
+                    self._stop.wait(wait)
                 consumer.acknowledge(msg, RELEASE)
-        consumer.commit_async()
+                engine.send(Acknowledged(step, None, now_ms()))
+        if batch.held or batch.letters:
+            consumer.commit_async()
 
-    def _hold(self, seconds: float) -> None:
-        """Wait ``seconds`` (under the records' locks), or less when ``stop()`` is called."""
-        if seconds > 0:
-            self._stop.wait(seconds)
-
-    def _dead_letters(
-        self, producer: Producer | None, done: list[tuple[Message, BaseException]]
-    ) -> list[tuple[Message, bool]]:
-        """Publish a dead letter per record and wait for the broker: (record, acknowledged).
-        Without a dead-letter topic every record is given up (True)."""
-        if not done:
-            return []
-        if producer is None or self._dead_letter is None:
-            return [(msg, True) for msg, _ in done]
-        results: dict[int, bool] = {}
-        for i, (msg, exc) in enumerate(done):
-            results[i] = False
-            key, value = consumed_bytes(msg)
-            topic = self._dead_letter.topic_for(msg.topic() or "")
-
-            def report(
-                err: KafkaError | None, _sent: Message, i: int = i, topic: str = topic
-            ) -> None:
-                results[i] = err is None
-                if err is not None:
-                    log.warning("processing.dead_letter_failed", topic=topic, error=err.str())
-
-            try:
-                producer.produce(
-                    topic,
-                    value=value,
-                    key=key,
-                    headers=self._headers(msg, exc),
-                    on_delivery=report,
-                )
-            except Exception as err:  # refused before sending (size, header limit)
-                log.warning("processing.dead_letter_failed", topic=topic, error=str(err))
-        left = producer.flush(self.shutdown_timeout)
-        if left:
-            log.warning("processing.dead_letter_unacknowledged", records=left)
-        return [(msg, results[i]) for i, (msg, _) in enumerate(done)]
-
-    def _headers(self, msg: Message, error: BaseException) -> Pairs:
-        """The dead letter's headers: the consumed ones plus the contract's."""
-        assert self._dead_letter is not None
-        if self._dead_letter.contract == KHEADERS:
-            return dead_letter_headers(msg, error, group_id=self._group).to_list()
-        attempt = msg.delivery_count() or 1
-        return spring_headers(
-            consumed_headers(msg),
-            topic=msg.topic() or "",
-            partition=msg.partition() or 0,
-            offset=msg.offset() or 0,
-            timestamp=msg.timestamp(),
-            group=self._group,
+    def _unpublished(self, step: Publish, error: str) -> None:
+        """A dead letter not written: the record is released (the broker delivers it again),
+        where a consumer group's processor would handle it again itself."""
+        msg = step.record
+        tp = (msg.topic() or "", msg.partition() or 0)
+        self._engine.offsets.settle(tp, msg.offset() or 0)  # released: no longer in hand here
+        self._observer.count(_observe.PUBLISH_FAILURES, tp[0])
+        log.error(
+            "processing.publish_failed",
+            topic=tp[0],
+            partition=tp[1],
+            offset=msg.offset(),
+            to=step.topic,
             error=error,
-            next_attempt=attempt + 1,
-            due_ms=round(time.time() * 1000),
+            then="released",
         )
 
-    def _close(self, consumer: ShareConsumer, producer: Producer | None) -> None:
+    def _shutdown(self, consumer: ShareConsumer, producer: Producer) -> None:
+        self._carry(self._engine.send(StopRequested()))
+        self._carry(self._engine.send(Closing(producer.flush(self.shutdown_timeout), now_ms())))
         try:
             consumer.close()  # commits the acknowledgements; unacknowledged records return
-        except HeldFailuresError as exc:  # left unacknowledged: delivered again
+        except HeldFailuresError as exc:  # never acknowledged: delivered again
             log.warning("processing.failures_left_at_close", records=len(exc.exceptions))
         finally:
-            if producer is not None:
-                producer.close(self.shutdown_timeout)
+            producer.close(self.shutdown_timeout)
 
 
 def _log_refused(offsets: dict[TopicPartition, set[int]], error: KafkaException | None) -> None:

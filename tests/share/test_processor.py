@@ -13,7 +13,7 @@ import confluent_kafka
 import pytest
 from confluent_kafka import Message
 
-from kheaders import ConfigurationError
+from kheaders import ConfigurationError, StringDeserializer
 from kheaders.processing import KHEADERS, DeadLetter, Redelivery, ShareProcessor
 from kheaders.processing import spring_headers as sh
 from tests.share.conftest import produce
@@ -193,6 +193,41 @@ def test_a_record_whose_dead_letter_cannot_be_published_is_released_never_reject
     assert counts[:2] == [1, 2]  # its one attempt failed, the dead letter too: released
 
 
+def test_a_filtered_record_is_accepted_unhandled_and_a_bad_value_is_dead_lettered_at_once(
+    bootstrap: str, topic: str, share_group: Callable[..., str]
+) -> None:
+    seen: list[tuple[object, int | None]] = []
+
+    def handle(msg: Message) -> None:
+        seen.append((msg.value(), msg.delivery_count()))
+
+    produce(
+        bootstrap,
+        topic,
+        [
+            (None, b"\xff", [("kind", b"order")]),  # not UTF-8: its deserializer fails
+            (None, b"skip me", [("kind", b"noise")]),
+            (None, b"kept", [("kind", b"order")]),
+        ],
+    )
+    config = {**_config(bootstrap, share_group()), "value.deserializer": StringDeserializer()}
+    processor = ShareProcessor(
+        config,
+        [topic],
+        handle,
+        filter=lambda headers: headers.last_value("kind") != b"noise",
+        dead_letter=DeadLetter(contract=KHEADERS),
+    )
+    with running(processor):
+        (letter,) = read_all(bootstrap, f"{topic}-dlt", 1)
+        wait_for(lambda: ("kept", 1) in seen, "the kept record")
+        produce(bootstrap, topic, [(None, b"sentinel", [])])
+        wait_for(lambda: ("sentinel", 1) in seen, "the sentinel")
+    assert seen == [("kept", 1), ("sentinel", 1)]  # noise accepted unhandled, never again
+    assert letter.value() == b"\xff"  # the consumed bytes
+    assert dict(letter.headers() or [])["kheaders.dlt.error.field"] == b"value"
+
+
 def test_redelivery_that_does_not_fit_the_group_is_refused_at_start(
     bootstrap: str, topic: str, share_group: Callable[..., str]
 ) -> None:
@@ -218,6 +253,11 @@ def test_redelivery_that_does_not_fit_the_group_is_refused_at_start(
         ({"shutdown_timeout": "5"}, r"shutdown_timeout"),
         ({"handle_signals": "yes"}, r"handle_signals"),
         ({"producer_config": ["acks"]}, r"producer_config"),
+        ({"dead_letter": False}, r"dead_letter: expected DeadLetter"),
+        ({"filter": "yes"}, r"filter"),
+        ({"route_by": "type"}, r"route_by"),
+        ({"keep_timestamps": 1}, r"keep_timestamps"),
+        ({"tracer_provider": object()}, r"tracer_provider"),
     ],
 )
 def test_bad_arguments_are_refused_at_construction(kwargs: dict[str, object], message: str) -> None:
