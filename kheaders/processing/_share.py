@@ -272,10 +272,9 @@ class ShareProcessor:
             now = now_ms()
             self._carry(engine.send(Tick(now)))
             if msgs:
-                attempts = [m.delivery_count() or 1 for m in msgs]
                 if engine.stopping:
                     batch.unstarted = RELEASE
-                self._carry(engine.send(Polled(msgs, now, attempts)))
+                self._carry(engine.send(Polled(msgs, now, _attempts(msgs))))
                 self._settle(consumer, batch, msgs)
 
     def _carry(self, steps: list[Step]) -> None:
@@ -284,9 +283,8 @@ class ShareProcessor:
             match step:
                 case Handle():
                     self._handle(step)
-                case HandleEach():  # (not answered to records with attempts: for safety)
-                    for msg in step.records:
-                        self._handle(step.one(msg))
+                case HandleEach():
+                    self._each(step)
                 case Publish():
                     self._publish(step)
                 case Purge():
@@ -297,6 +295,28 @@ class ShareProcessor:
                     if step.error is not None and self._error is None:
                         self._error = step.error
                     self.stop()
+
+    def _each(self, step: HandleEach) -> None:
+        """The short way (every record a first delivery, nothing else to decide): the
+        handler on each record, one report for the run; a record left unstarted is
+        released."""
+        engine, handler, records = self._engine, step.handler, step.records
+        start = 0
+        for i, msg in enumerate(records):
+            if engine.stopping:
+                for rest in records[i:]:
+                    self._batch.fate[id(rest)] = RELEASE
+                records = records[:i]
+                break
+            try:
+                handler(msg)
+            except Exception as exc:
+                if i > start:
+                    engine.send(Handled(records[start:i]))
+                start = i + 1
+                self._carry(engine.send(Failed(step.one(msg), exc, now_ms())))
+        if start < len(records):
+            engine.send(Handled(records[start:] if start else records))
 
     def _handle(self, step: Handle) -> None:
         engine, msg = self._engine, step.record
@@ -315,8 +335,7 @@ class ShareProcessor:
         except Exception as exc:
             self._carry(engine.send(Failed(step, exc, now_ms())))
         else:
-            engine.send(Handled((msg,)))
-            self._batch.fate[id(msg)] = ACCEPT
+            engine.send(Handled((msg,)))  # accepted: a record's fate unless set otherwise
 
     def _publish(self, step: Publish) -> None:
         batch = self._batch
@@ -365,9 +384,15 @@ class ShareProcessor:
                     self._unpublished(step, error)
         held = {id(msg) for _, msg, _ in batch.held}
         fate, unstarted = batch.fate, batch.unstarted
-        for msg in msgs:
-            if msg.error() is None and id(msg) not in held:
-                consumer.acknowledge(msg, fate.get(id(msg), unstarted))
+        acknowledge = consumer.wrapped.acknowledge
+        if not fate and not held:
+            for msg in msgs:  # the common case: every record accepted
+                if msg.error() is None:
+                    acknowledge(msg, unstarted)
+        else:
+            for msg in msgs:
+                if msg.error() is None and id(msg) not in held:
+                    acknowledge(msg, fate.get(id(msg), unstarted))
         if batch.held:
             consumer.commit_async()  # the rest goes now: nothing is fetched while holding
             for due, msg, step in sorted(batch.held, key=lambda h: h[0]):
@@ -405,6 +430,13 @@ class ShareProcessor:
             log.warning("processing.failures_left_at_close", records=len(exc.exceptions))
         finally:
             producer.close(self.shutdown_timeout)
+
+
+def _attempts(msgs: Sequence[Message]) -> list[int] | None:
+    """Each record's attempt, the broker's delivery count; None when every record is on its
+    first delivery (the engine's own assumption, which lets it take its short way)."""
+    counts = [m.delivery_count() or 1 for m in msgs]
+    return counts if any(c != 1 for c in counts) else None
 
 
 def _log_refused(offsets: dict[TopicPartition, set[int]], error: KafkaException | None) -> None:
