@@ -8,6 +8,8 @@ from collections.abc import Callable
 import confluent_kafka
 import pytest
 from confluent_kafka import AcknowledgeType, Message, TopicPartition
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricsData
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -21,6 +23,7 @@ from kheaders import (
     StringDeserializer,
     wrap_share_consumer,
 )
+from kheaders.interceptors.metrics import MetricsConsumerInterceptor
 from kheaders.interceptors.tracing import TracingConsumerInterceptor
 from tests.share.conftest import poll_until, produce
 
@@ -132,6 +135,36 @@ def test_tracing_interceptor_records_a_poll_span_linked_to_the_producer_context(
     spans = [s for s in exporter.get_finished_spans() if s.name == f"poll {topic}"]
     assert len(spans) == 1
     assert [f"{link.context.trace_id:032x}" for link in spans[0].links] == [parent.split("-")[1]]
+
+
+def test_metrics_interceptor_counts_the_records_each_member_consumed(
+    bootstrap: str, topic: str, share_group: Callable[..., str]
+) -> None:
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    produce(bootstrap, topic, [(None, b"%d" % i, []) for i in range(4)])
+    group = share_group()
+    config = {
+        **_config(bootstrap, group),
+        "interceptor.classes": [MetricsConsumerInterceptor(meter_provider=provider)],
+    }
+    with ShareConsumer(config) as consumer:
+        consumer.interceptors.interceptors[0].configure(config)  # (objects given are not)
+        consumer.subscribe([topic])
+        poll_until(consumer, lambda s: len(s) >= 4, on_batch=_accept_all(consumer))
+    counted = [
+        (dict(point.attributes or {}), point.value)
+        for rm in (reader.get_metrics_data() or MetricsData([])).resource_metrics
+        for sm in rm.scope_metrics
+        for metric in sm.metrics
+        if metric.name == "messaging.client.consumed.messages"
+        for point in metric.data.data_points
+    ]
+    provider.shutdown()
+    ((attributes, value),) = counted
+    assert value == 4
+    assert attributes["messaging.destination.name"] == topic
+    assert attributes["messaging.consumer.group.name"] == group
 
 
 def test_a_record_that_fails_to_deserialize_is_raised_with_its_delivery_count_and_can_be_rejected(

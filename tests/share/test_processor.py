@@ -12,6 +12,9 @@ from contextlib import contextmanager
 import confluent_kafka
 import pytest
 from confluent_kafka import Message
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from kheaders import ConfigurationError, StringDeserializer
 from kheaders.processing import KHEADERS, DeadLetter, Redelivery, ShareProcessor
@@ -103,6 +106,30 @@ def test_success_accepts_and_a_retryable_failure_is_released_and_redelivered_wit
     assert [c for v, c in seen if v == b"flaky"] == [1, 2, 3]  # accepted on the third
     assert [c for v, c in seen if v == b"fine"] == [1]  # accepted: never again
     assert min(b - a for a, b in itertools.pairwise(when)) >= 0.3  # held, then released
+
+
+def test_each_delivery_gets_a_process_span_whose_attempt_is_the_delivery_count(
+    bootstrap: str, topic: str, share_group: Callable[..., str]
+) -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    done = threading.Event()
+
+    def handle(msg: Message) -> None:
+        if msg.delivery_count() == 1:
+            raise TimeoutError("try again")
+        done.set()
+
+    produce(bootstrap, topic, [(None, b"v", [])])
+    processor = ShareProcessor(
+        _config(bootstrap, share_group()), [topic], handle, tracer_provider=provider
+    )
+    with running(processor):
+        wait_for(done.is_set, "the second delivery handled")
+    provider.shutdown()
+    spans = [s for s in exporter.get_finished_spans() if s.name == f"process {topic}"]
+    assert [(s.attributes or {}).get("kheaders.attempt") for s in spans] == [1, 2]
 
 
 def test_the_last_attempt_publishes_a_dead_letter_with_kheaders_headers_then_rejects(
