@@ -15,6 +15,10 @@ from kheaders._client.records import (
     ProducerRecord,
     RecordMetadata,
 )
+from kheaders._client.share import (
+    ShareConsumer,
+    wrap_share_consumer,
+)
 from kheaders._codec.protocol import ValueCodec
 from kheaders._codec.struct import TaggedStruct
 from kheaders._codec.values import (
@@ -137,6 +141,7 @@ __all__ = [
     "RecordMetadata",
     "SerializationError",
     "Serializer",
+    "ShareConsumer",
     "StringDeserializer",
     "StringSerializer",
     "TaggedStruct",
@@ -152,6 +157,7 @@ __all__ = [
     "to_confluent",
     "wrap_consumer",
     "wrap_producer",
+    "wrap_share_consumer",
 ]
 _public.claim(__name__, globals())
 

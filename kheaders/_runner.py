@@ -46,8 +46,15 @@ CONNECTION_PREFIXES = (
     "client.dns.lookup",
     "api.version.",
     "allow.auto.create.topics",
+    "enable.ssl.certificate.verification",
+    "oauth_cb",
+    "error_cb",
+    "log_level",
+    "log.",
+    "logger",
 )
-"""Settings that say how to reach and talk to a cluster (every client of it takes them)."""
+"""Settings that say how to reach, authenticate to and log from a cluster: every client of it
+takes them (an admin client or a republishing producer takes them from a consumer's config)."""
 
 
 def connection_config(config: Mapping[str, Any]) -> dict[str, Any]:

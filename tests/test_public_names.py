@@ -130,8 +130,10 @@ TOP_LEVEL = {
         "Producer",
         "ProducerRecord",
         "RecordMetadata",
+        "ShareConsumer",
         "wrap_consumer",
         "wrap_producer",
+        "wrap_share_consumer",
     },
     "headers and typed values": {
         "BOOL",

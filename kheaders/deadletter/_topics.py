@@ -14,36 +14,9 @@ from kheaders._client.admin import admin_client
 from kheaders._client.reach import cluster_metadata
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
+from kheaders._runner import connection_config
 
 _log = get_logger("kheaders.deadletter")
-
-CONNECTION_PREFIXES = (
-    "bootstrap.servers",
-    "client.id",
-    "security.protocol",
-    "ssl.",
-    "sasl.",
-    "socket.",
-    "broker.",
-    "reconnect.",
-    "metadata.",
-    "topic.metadata.",
-    "client.dns.lookup",
-    "api.version.",
-    "log_level",
-    "log.",
-    "logger",
-    "error_cb",
-    "oauth_cb",
-    "enable.ssl.certificate.verification",
-)
-"""Settings an admin client (or a republishing producer) takes from a consumer's or a
-producer's config: how to reach and authenticate to the cluster, nothing else."""
-
-
-def connection_config(config: Mapping[str, object]) -> dict[str, object]:
-    """The connection and security settings of ``config``."""
-    return {k: v for k, v in config.items() if k.startswith(CONNECTION_PREFIXES)}
 
 
 def ensure_topics(

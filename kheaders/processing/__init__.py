@@ -3,8 +3,9 @@ Kafka's header contract, dead letters of the consumed bytes and at-least-once co
 
 :class:`Processor` runs a handler per record; :class:`RetryTopics` and
 :class:`kheaders.deadletter.DeadLetter` say where failures go; :class:`AIOProcessor` is its
-asyncio driver (also importable from ``kheaders.aio``). Both carry out the steps of one
-engine free of I/O (``_engine``), which makes every decision. See docs/processing.md.
+asyncio driver (also importable from ``kheaders.aio``); :class:`ShareProcessor` reads as a
+share group (KIP-932), retrying by :class:`Redelivery`. All carry out the steps of one engine
+free of I/O (``_engine``), which makes every decision. See docs/processing.md.
 
 ``DeadLetter``, ``KHEADERS``, ``SPRING``, ``describe``, ``without_retry_state`` and the
 ``spring_headers`` module moved to :mod:`kheaders.deadletter` (``spring_headers`` is
@@ -19,14 +20,18 @@ from kheaders.processing._aio import AIOProcessor
 from kheaders.processing._core import HeadersFilter
 from kheaders.processing._delivery import Delivery, delivery
 from kheaders.processing._processor import Processor
+from kheaders.processing._redelivery import Redelivery
 from kheaders.processing._retry import RetryTopics
+from kheaders.processing._share import ShareProcessor
 
 __all__ = [
     "AIOProcessor",
     "Delivery",
     "HeadersFilter",
     "Processor",
+    "Redelivery",
     "RetryTopics",
+    "ShareProcessor",
     "delivery",
 ]
 _public.claim(__name__, globals())

@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping
 
 from kheaders._client.config import KEY_DESERIALIZER, VALUE_DESERIALIZER, resolve
 from kheaders._errors import ConfigurationError
-from kheaders.deadletter._topics import connection_config, ensure_topics
+from kheaders._runner import connection_config
+from kheaders.deadletter._topics import ensure_topics
 
 PRODUCER_DEFAULTS: dict[str, object] = {"acks": "all", "enable.idempotence": False, "linger.ms": 5}
 """Republishing must be acknowledged by every in-sync replica before a commit moves past it.

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "processing.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+SHARE = "\n## Share groups (KIP-932)"
+"""Where the blocks of tests/share/test_docs_share.py start (the page's last section)."""
+BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text().split(SHARE)[0], re.S)
 GUARD = re.compile(r'\nif __name__ == "__main__":\n    .*\n')
 
 

@@ -1,0 +1,448 @@
+"""ShareProcessor: the processing engine's share-group (KIP-932) driver, on kheaders'
+ShareConsumer.
+
+Many members, in as many processes as wanted, read the same partitions; the broker hands
+each record to one member at a time under a lock and counts its deliveries, which the driver
+gives the engine as each record's attempt (``Polled.attempts``). The engine decides; this
+driver carries its steps out with acknowledgements instead of commits:
+
+* ``Handle``: the handler runs; ``Handled`` → the record is accepted.
+* ``Publish`` of kind ``retry``: not published. The record is held for the retry's delay
+  (under its lock), then released: the broker delivers it again, to any member, counting
+  one more delivery.
+* ``Publish`` of kind ``dead-letter``: published; once the broker acknowledged it, the record
+  is rejected (never delivered again). A dead letter refused or left unacknowledged leaves
+  the record released, never rejected: it comes back and is tried again.
+* a record the engine took no step for (``filter`` said no) is accepted; one it had no time
+  to start (stopping) is released.
+* ``Commit``, ``Pause`` and ``Resume`` do not apply: a share group keeps no offsets, and
+  no retry topic is read.
+
+Acknowledgements travel with the next fetch; releases and rejections are committed at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from confluent_kafka import AcknowledgeType, KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka.admin._config import ConfigResource
+
+from kheaders._client.admin import admin_client
+from kheaders._client.producer import Producer
+from kheaders._client.share import ACKNOWLEDGEMENT_MODE, EXPLICIT, ShareConsumer
+from kheaders._errors import ConfigurationError, DeserializationError, HeldFailuresError
+from kheaders._runner import connection_config
+from kheaders.deadletter import DeadLetter
+from kheaders.deadletter._config import dead_letter_option
+from kheaders.processing import _observe
+from kheaders.processing import _validate as _v
+from kheaders.processing._base import now_ms, stop_on_signals
+from kheaders.processing._core import Core, HeadersFilter
+from kheaders.processing._engine import Engine
+from kheaders.processing._observe import Observer, log
+from kheaders.processing._redelivery import Redelivery
+from kheaders.processing._setup import consumer_parts, prepare_topics
+from kheaders.processing._setup import producer_config as _producer_config_for
+from kheaders.processing._steps import (
+    DEAD_LETTER,
+    Acknowledged,
+    Closing,
+    Failed,
+    Handle,
+    Handled,
+    HandleEach,
+    Polled,
+    Publish,
+    Purge,
+    Step,
+    Stop,
+    StopRequested,
+    Tick,
+    Unreadable,
+)
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
+Handler = Any
+ACCEPT, RELEASE, REJECT = AcknowledgeType.ACCEPT, AcknowledgeType.RELEASE, AcknowledgeType.REJECT
+GROUP_TIMEOUT = 15.0
+"""Seconds to wait for the group's settings at start."""
+_NOT_SHARE = ("enable.auto.commit", "enable.auto.offset.store")
+"""Settings a share consumer refuses (consumer_parts sets them for a consumer group)."""
+
+
+def group_settings(config: Mapping[str, object], group: str) -> dict[str, str]:
+    """The share group's settings (``share.*``, the broker's defaults for those unset);
+    empty when the cluster does not say: Kafka's defaults apply then."""
+    resource = ConfigResource(ConfigResource.Type.GROUP, group)
+    try:
+        with admin_client(connection_config(config)) as admin:
+            entries = admin.describe_configs([resource])[resource].result(GROUP_TIMEOUT)
+    except KafkaException as exc:
+        log.warning("processing.share_group_settings_unknown", group=group, error=str(exc))
+        return {}
+    return {k: v.value for k, v in entries.items() if v.value is not None}
+
+
+def _dead_letter_option(dead_letter: object) -> DeadLetter:
+    """``dead_letter=`` checked as every runner's (:func:`dead_letter_option`), except that a
+    share group cannot go without one: its last attempt is dead-lettered, then rejected."""
+    found = dead_letter_option(dead_letter)
+    if found is None:
+        raise ConfigurationError(
+            "dead_letter: a share group's last attempt is dead-lettered, then rejected: give"
+            " DeadLetter(...), a topic name or True (DeadLetter(): <topic>-dlt), not None"
+        )
+    return found
+
+
+class _Batch:
+    """What becomes of each record of one fetch: its acknowledgement, or a hold first."""
+
+    __slots__ = ("fate", "held", "letters", "unstarted")
+
+    def __init__(self) -> None:
+        self.unstarted = ACCEPT
+        """What becomes of a record the engine took no step for: accepted (filtered out),
+        or released when the engine was stopping already (it starts nothing then)."""
+        self.fate: dict[int, AcknowledgeType] = {}
+        self.held: list[tuple[int, Message, Publish]] = []
+        """(release at, epoch ms; record; the retry Publish it stands for)."""
+        self.letters: list[tuple[Publish, list[str | None]]] = []
+        """Dead letters produced, each with its outcome once reported (None: written)."""
+
+
+class ShareProcessor:
+    """Reads ``topics`` as share group ``config['group.id']`` and calls ``handler(msg)`` once
+    per delivery; ``msg.delivery_count()`` is the attempt (1 first). See the module doc for
+    what happens to a record after its handler returned or raised.
+
+    ``config`` is a :class:`kheaders.ShareConsumer` config (``group.id`` required;
+    interceptors as for the ShareConsumer; deserializers run after ``filter`` and routing,
+    as in :class:`Processor`; the processor acknowledges, so ``share.acknowledgement.mode``
+    is explicit). Its connection settings also build the dead-letter producer
+    (``producer_config`` adds or overrides). ``redelivery`` says how many deliveries and how
+    long a hold (:class:`Redelivery`; the group's own delivery limit by default);
+    ``dead_letter`` the dead-letter topic and header contract (``True``: ``DeadLetter()``,
+    Spring's ``<topic>-dlt``). ``filter``, ``route_by`` and ``handlers`` as for
+    :class:`Processor` (a record filtered out is accepted). ``run()`` blocks until ``stop()``
+    (any thread) or, on the main thread, SIGTERM/SIGINT: the record in hand is finished, the
+    rest of its batch and the held records are released.
+
+    Raises ConfigurationError for a bad argument or setting (naming it).
+    """
+
+    def __init__(
+        self,
+        config: Mapping[str, object],
+        topics: Sequence[str],
+        handler: Handler | None = None,
+        *,
+        redelivery: Redelivery | None = None,
+        dead_letter: DeadLetter | bool = True,
+        filter: HeadersFilter | None = None,
+        route_by: str | None = None,
+        handlers: Mapping[str | bytes, Handler] | None = None,
+        producer_config: Mapping[str, object] | None = None,
+        poll_timeout: float = 0.5,
+        shutdown_timeout: float = 10.0,
+        handle_signals: bool = True,
+        keep_timestamps: bool = False,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+    ) -> None:
+        _v.mapping("config", config)
+        _v.topics_list(topics)
+        _v.callable_or_none("handler", handler)
+        _v.callable_or_none("filter", filter)
+        _v.routes(route_by, handlers)
+        if redelivery is None:
+            redelivery = Redelivery()
+        elif not isinstance(redelivery, Redelivery):
+            raise ConfigurationError(
+                f"redelivery: expected Redelivery(...) or None, got {_v.kind_of(redelivery)}"
+            )
+        dead = _dead_letter_option(dead_letter)
+        _v.mapping("producer_config", producer_config, optional=True)
+        _v.number("poll_timeout", poll_timeout)
+        _v.number("shutdown_timeout", shutdown_timeout)
+        _v.flag("handle_signals", handle_signals)
+        _v.flag("keep_timestamps", keep_timestamps)
+        _v.provider("tracer_provider", tracer_provider, "get_tracer")
+        _v.provider("meter_provider", meter_provider, "get_meter")
+        mode = config.get(ACKNOWLEDGEMENT_MODE, EXPLICIT)
+        if mode != EXPLICIT:
+            raise ConfigurationError(
+                f"{ACKNOWLEDGEMENT_MODE}: the processor acknowledges each record; leave it out"
+                f" (or 'explicit'), got {mode!r}"
+            )
+        consumer_config, key_de, value_de = consumer_parts(config)
+        for key in _NOT_SHARE:
+            consumer_config.pop(key, None)
+        consumer_config[ACKNOWLEDGEMENT_MODE] = EXPLICIT
+        self._group = str(consumer_config["group.id"])
+        self._rules: dict[str, Any] = {
+            "topics": list(topics),
+            "handler": handler,
+            "handlers": handlers,
+            "route_by": route_by,
+            "filter": filter,
+            "dead_letter": dead,
+            "key_de": key_de,
+            "value_de": value_de,
+            "group": self._group,
+        }
+        self._redelivery = redelivery
+        self._core = self._core_for(redelivery.attempts or 1)  # the rules, checked now
+        self._config = dict(config)
+        self._consumer_config = consumer_config
+        self._producer_config = _producer_config_for(config, producer_config)
+        _v.producer_settings(self._producer_config)
+        self._observer = Observer(self._group, tracer_provider, meter_provider)
+        self.poll_timeout = poll_timeout
+        self.shutdown_timeout = shutdown_timeout
+        self.handle_signals = handle_signals
+        self.keep_timestamps = keep_timestamps
+        self._engine = Engine(self._core, self._observer)
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        self._consumer: ShareConsumer | None = None
+        self._producer: Producer | None = None
+        self._batch = _Batch()
+
+    def _core_for(self, last_attempt: int) -> Core:
+        return Core(retry=self._redelivery.as_retry(last_attempt), **self._rules)
+
+    def stop(self) -> None:
+        """Ask ``run()`` to finish the record in hand, release the rest and return (any
+        thread)."""
+        self._engine.stopping = True
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        """Whether ``stop()`` was called (or a signal arrived)."""
+        return self._stop.is_set()
+
+    def run(self) -> None:
+        """Process until stopped, then close the clients (acknowledgements committed).
+
+        Raises ConfigurationError when ``redelivery`` does not fit the group's settings (read
+        at start) or the broker refuses the config; BrokerUnavailableError when the cluster
+        cannot be reached at start; ProcessingError for a handler slower than
+        ``max.poll.interval.ms``.
+        """
+        last = self._redelivery.last_attempt(group_settings(self._config, self._group))
+        core = self._core = self._core_for(last)
+        dead = core.dead_letter
+        assert dead is not None
+        mains = list(core.main_of)
+        core.partitions = prepare_topics(
+            self._config, {t: [dead.topic_for(t)] for t in mains}, create=True
+        )
+        engine = self._engine = Engine(core, self._observer, keep_timestamps=self.keep_timestamps)
+        if self._stop.is_set():
+            engine.stopping = True
+        producer = self._producer = Producer(self._producer_config)
+        consumer = self._consumer = ShareConsumer(self._consumer_config)
+        consumer.set_acknowledgement_commit_callback(_log_refused)
+        try:
+            consumer.subscribe(mains)
+            with stop_on_signals(self.stop, self.handle_signals):
+                self._loop(consumer)
+        finally:
+            self._shutdown(consumer, producer)
+        if self._error is not None:
+            raise self._error
+
+    def _loop(self, consumer: ShareConsumer) -> None:
+        engine = self._engine
+        while not self._stop.is_set():
+            batch = self._batch = _Batch()
+            try:
+                msgs = consumer.poll(self.poll_timeout).records()
+            except DeserializationError as exc:  # unreadable headers: never retried
+                self._carry(engine.send(Unreadable(exc, now_ms())))
+                self._settle(consumer, batch, [exc.message])
+                continue
+            now = now_ms()
+            self._carry(engine.send(Tick(now)))
+            if msgs:
+                if engine.stopping:
+                    batch.unstarted = RELEASE
+                self._carry(engine.send(Polled(msgs, now, _attempts(msgs))))
+                self._settle(consumer, batch, msgs)
+
+    def _carry(self, steps: list[Step]) -> None:
+        """Carry out the engine's steps, in order (see the module doc)."""
+        for step in steps:
+            match step:
+                case Handle():
+                    self._handle(step)
+                case HandleEach():
+                    self._each(step)
+                case Publish():
+                    self._publish(step)
+                case Purge():
+                    assert self._producer is not None
+                    self._producer.purge()
+                    self._producer.flush(0)
+                case Stop():
+                    if step.error is not None and self._error is None:
+                        self._error = step.error
+                    self.stop()
+
+    def _each(self, step: HandleEach) -> None:
+        """The short way (every record a first delivery, nothing else to decide): the
+        handler on each record, one report for the run; a record left unstarted is
+        released."""
+        engine, handler, records = self._engine, step.handler, step.records
+        start = 0
+        for i, msg in enumerate(records):
+            if engine.stopping:
+                for rest in records[i:]:
+                    self._batch.fate[id(rest)] = RELEASE
+                records = records[:i]
+                break
+            try:
+                handler(msg)
+            except Exception as exc:
+                if i > start:
+                    engine.send(Handled(records[start:i]))
+                start = i + 1
+                self._carry(engine.send(Failed(step.one(msg), exc, now_ms())))
+        if start < len(records):
+            engine.send(Handled(records[start:] if start else records))
+
+    def _handle(self, step: Handle) -> None:
+        engine, msg = self._engine, step.record
+        if engine.stopping or (step.delay and self._stop.wait(step.delay)):
+            self._batch.fate[id(msg)] = RELEASE  # not started: delivered again
+            return
+        observer = self._observer
+        try:
+            if observer.active:
+                topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset()
+                headers: Any = msg.headers()
+                with observer.processing(topic, partition, offset or 0, step.attempt, headers):
+                    step.handler(msg)
+            else:
+                step.handler(msg)
+        except Exception as exc:
+            self._carry(engine.send(Failed(step, exc, now_ms())))
+        else:
+            engine.send(Handled((msg,)))  # accepted: a record's fate unless set otherwise
+
+    def _publish(self, step: Publish) -> None:
+        batch = self._batch
+        if step.kind != DEAD_LETTER:  # a retry: released after its delay, not published
+            assert self._core.retry is not None
+            delay = self._core.retry.delay_before(step.attempt + 1)
+            batch.held.append((now_ms() + round(delay * 1000), step.record, step))
+            return
+        producer = self._producer
+        assert producer is not None
+        outcome: list[str | None] = []
+        batch.letters.append((step, outcome))
+
+        def report(err: KafkaError | None, _sent: Message) -> None:
+            outcome.append(None if err is None else err.str())
+
+        try:
+            producer.produce(
+                step.topic,
+                value=step.value,
+                key=step.key,
+                partition=step.partition,
+                timestamp=step.timestamp,
+                headers=step.headers,
+                on_delivery=report,
+            )
+        except Exception as exc:  # refused before sending (a header limit, a size)
+            outcome.append(f"{type(exc).__name__}: {exc}")
+
+    # -- acknowledging a batch ---------------------------------------------------------------
+
+    def _settle(self, consumer: ShareConsumer, batch: _Batch, msgs: Sequence[Message]) -> None:
+        """Acknowledge every record of a fetch: dead letters first (waited for), then the
+        held records once due, then the rest."""
+        engine = self._engine
+        if batch.letters:
+            assert self._producer is not None
+            self._producer.flush(self.shutdown_timeout)
+            for step, outcome in batch.letters:
+                error = outcome[0] if outcome else "not acknowledged in time"
+                if error is None:
+                    batch.fate[id(step.record)] = REJECT
+                    self._carry(engine.send(Acknowledged(step, None, now_ms())))
+                else:
+                    batch.fate[id(step.record)] = RELEASE
+                    self._unpublished(step, error)
+        held = {id(msg) for _, msg, _ in batch.held}
+        fate, unstarted = batch.fate, batch.unstarted
+        acknowledge = consumer.wrapped.acknowledge
+        if not fate and not held:
+            for msg in msgs:  # the common case: every record accepted
+                if msg.error() is None:
+                    acknowledge(msg, unstarted)
+        else:
+            for msg in msgs:
+                if msg.error() is None and id(msg) not in held:
+                    acknowledge(msg, fate.get(id(msg), unstarted))
+        if batch.held:
+            consumer.commit_async()  # the rest goes now: nothing is fetched while holding
+            for due, msg, step in sorted(batch.held, key=lambda h: h[0]):
+                wait = (due - now_ms()) / 1000
+                if wait > 0 and not self._stop.is_set():
+                    self._stop.wait(wait)
+                consumer.acknowledge(msg, RELEASE)
+                engine.send(Acknowledged(step, None, now_ms()))
+        if batch.held or batch.letters:
+            consumer.commit_async()
+
+    def _unpublished(self, step: Publish, error: str) -> None:
+        """A dead letter not written: the record is released (the broker delivers it again),
+        where a consumer group's processor would handle it again itself."""
+        msg = step.record
+        tp = (msg.topic() or "", msg.partition() or 0)
+        self._engine.offsets.settle(tp, msg.offset() or 0)  # released: no longer in hand here
+        self._observer.count(_observe.PUBLISH_FAILURES, tp[0])
+        log.error(
+            "processing.publish_failed",
+            topic=tp[0],
+            partition=tp[1],
+            offset=msg.offset(),
+            to=step.topic,
+            error=error,
+            then="released",
+        )
+
+    def _shutdown(self, consumer: ShareConsumer, producer: Producer) -> None:
+        self._carry(self._engine.send(StopRequested()))
+        self._carry(self._engine.send(Closing(producer.flush(self.shutdown_timeout), now_ms())))
+        try:
+            consumer.close()  # commits the acknowledgements; unacknowledged records return
+        except HeldFailuresError as exc:  # never acknowledged: delivered again
+            log.warning("processing.failures_left_at_close", records=len(exc.exceptions))
+        finally:
+            producer.close(self.shutdown_timeout)
+
+
+def _attempts(msgs: Sequence[Message]) -> list[int] | None:
+    """Each record's attempt, the broker's delivery count; None when every record is on its
+    first delivery (the engine's own assumption, which lets it take its short way)."""
+    counts = [m.delivery_count() or 1 for m in msgs]
+    return counts if any(c != 1 for c in counts) else None
+
+
+def _log_refused(offsets: dict[TopicPartition, set[int]], error: KafkaException | None) -> None:
+    """Log acknowledgements the broker refused (a lock expired first: the record was, or
+    will be, delivered again)."""
+    if error is not None:
+        parts = sorted(f"{tp.topic}[{tp.partition}]" for tp in offsets)
+        log.warning("processing.share_acknowledgement_refused", partitions=parts, error=str(error))
