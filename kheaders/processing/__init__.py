@@ -1,9 +1,10 @@
 """Processing records: a consumer service loop with non-blocking retry topics on Spring
 Kafka's header contract, dead letters of the consumed bytes and at-least-once commits.
 
-:class:`Processor` runs a handler per record; :class:`RetryTopics` and :class:`DeadLetter`
-say where failures go. The asyncio twin is :class:`kheaders.aio.AIOProcessor`. See
-docs/processing.md.
+:class:`Processor` runs a handler per record; :class:`ExactlyOnceProcessor` runs each batch
+in one Kafka transaction, with the outputs the handler gives :func:`emit`;
+:class:`RetryTopics` and :class:`DeadLetter` say where failures go. The asyncio twin is
+:class:`kheaders.aio.AIOProcessor`. See docs/processing.md.
 """
 
 from kheaders import _public
@@ -11,6 +12,7 @@ from kheaders.processing import spring_headers
 from kheaders.processing._core import HeadersFilter
 from kheaders.processing._delivery import Delivery, delivery
 from kheaders.processing._describe import describe
+from kheaders.processing._exactly_once import ExactlyOnceProcessor, emit
 from kheaders.processing._failure import without_retry_state
 from kheaders.processing._processor import Processor
 from kheaders.processing._retry import KHEADERS, SPRING, DeadLetter, RetryTopics
@@ -20,11 +22,13 @@ __all__ = [
     "SPRING",
     "DeadLetter",
     "Delivery",
+    "ExactlyOnceProcessor",
     "HeadersFilter",
     "Processor",
     "RetryTopics",
     "delivery",
     "describe",
+    "emit",
     "spring_headers",
     "without_retry_state",
 ]
