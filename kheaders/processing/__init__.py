@@ -12,8 +12,9 @@ from kheaders.processing import spring_headers
 from kheaders.processing._core import HeadersFilter
 from kheaders.processing._delivery import Delivery, delivery
 from kheaders.processing._describe import describe
-from kheaders.processing._exactly_once import ExactlyOnceProcessor, emit
+from kheaders.processing._exactly_once import ExactlyOnceProcessor
 from kheaders.processing._failure import without_retry_state
+from kheaders.processing._outputs import emit
 from kheaders.processing._processor import Processor
 from kheaders.processing._retry import KHEADERS, SPRING, DeadLetter, RetryTopics
 

@@ -1,7 +1,7 @@
 """ExactlyOnceProcessor: consume, handle, produce and commit in one Kafka transaction.
 
 One transaction per consumed batch: the handler's outputs (:func:`emit`), the retry and
-dead-letter publications of the batch's failures and the batch's consumed offers go to the
+dead-letter publications of the batch's failures and the batch's consumed offsets go to the
 broker together, or not at all. A ``read_committed`` reader downstream sees each output once,
 across a kill -9 and a restart with the same ``transactional_id`` (the restart's
 ``init_transactions`` aborts what the killed run left open; its offsets were never
@@ -23,12 +23,12 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
 from kheaders._client.consumer import Consumer
 from kheaders._client.producer import Producer
-from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError
+from kheaders._errors import DeserializationError, ProcessingError
 from kheaders._model.headers import HeaderTypes
-from kheaders.processing import _validate as _v
 from kheaders.processing._base import COMMITTED_TIMEOUT, Abandoned, Handler, stop_on_signals
 from kheaders.processing._core import HeadersFilter
 from kheaders.processing._delivery import RUNNING
+from kheaders.processing._exactly_once_setup import check_in_place_fits, checked_configs
 from kheaders.processing._failure import describe_error
 from kheaders.processing._observe import log
 from kheaders.processing._outputs import Outputs
@@ -47,8 +47,6 @@ before ``run()`` gives up with ProcessingError: an error that outlives three tri
 the broker refuses, a topic this client may not write) does not go away by itself."""
 ABORT_PAUSE = 0.5
 """Seconds waited after the n-th abort in a row, times n, before the batch is read again."""
-DEFAULT_TXN_TIMEOUT_MS = 60_000
-"""librdkafka's ``transaction.timeout.ms`` when the producer config leaves it out."""
 
 
 def _fatal(err: KafkaError) -> bool:
@@ -63,65 +61,6 @@ def _fatal(err: KafkaError) -> bool:
 def _error_of(exc: KafkaException) -> KafkaError | None:
     err = exc.args[0] if exc.args else None
     return err if isinstance(err, KafkaError) else None
-
-
-def _refuse_transactional_id(setting: str, config: Mapping[str, object] | None) -> None:
-    if config is not None and "transactional.id" in config:
-        raise ConfigurationError(
-            f"{setting}: transactional.id: give transactional_id= instead (the processor's"
-            " producer owns the transactions)"
-        )
-
-
-def _checked_configs(
-    transactional_id: object,
-    config: Mapping[str, object],
-    producer_config: Mapping[str, object] | None,
-) -> tuple[dict[str, object], dict[str, object]]:
-    """The consumer config (read_committed) and the producer overrides (idempotent) the
-    processor runs with. Raises ConfigurationError naming the argument and the setting."""
-    if not isinstance(transactional_id, str) or not transactional_id.strip():
-        raise ConfigurationError(
-            "transactional_id: expected a non-empty str naming this instance (the same on"
-            f" every restart of it), got {_v.kind_of(transactional_id)}"
-        )
-    _v.mapping("config", config)
-    _v.mapping("producer_config", producer_config, optional=True)
-    _refuse_transactional_id("config", config)
-    _refuse_transactional_id("producer_config", producer_config)
-    isolation = str(config.get("isolation.level", "read_committed")).lower()
-    if isolation != "read_committed":
-        raise ConfigurationError(
-            "config: isolation.level: an exactly-once processor reads read_committed (its"
-            " retry topics are written in transactions); leave it out"
-        )
-    overrides = dict(producer_config or {})
-    if str(overrides.get("enable.idempotence", "true")).lower() != "true":
-        raise ConfigurationError(
-            "producer_config: enable.idempotence: transactions need the idempotent producer;"
-            " leave it out"
-        )
-    if str(overrides.get("acks", "all")).lower() not in {"all", "-1"}:
-        raise ConfigurationError("producer_config: acks: transactions need acks=all; leave it out")
-    overrides["enable.idempotence"] = True
-    return {**config, "isolation.level": "read_committed"}, overrides
-
-
-def _check_in_place_fits(retry: RetryTopics | None, producer: Mapping[str, object]) -> None:
-    """In-place attempts run inside the batch's open transaction: raise ConfigurationError
-    when they could outlast ``transaction.timeout.ms`` (the broker would abort it)."""
-    if retry is None or not retry.in_place:
-        return
-    try:
-        limit = float(str(producer.get("transaction.timeout.ms", DEFAULT_TXN_TIMEOUT_MS))) / 1000
-    except ValueError:
-        return  # librdkafka names the bad value itself
-    if retry.in_place * retry.in_place_delay >= limit / 2:
-        raise ConfigurationError(
-            f"RetryTopics: in_place={retry.in_place} x in_place_delay={retry.in_place_delay} s"
-            f" must stay well below transaction.timeout.ms ({limit:g} s): the attempts run"
-            " inside the batch's transaction; use retry topics"
-        )
 
 
 class ExactlyOnceProcessor(Processor):
@@ -171,7 +110,7 @@ class ExactlyOnceProcessor(Processor):
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
     ) -> None:
-        consumer_config, overrides = _checked_configs(transactional_id, config, producer_config)
+        consumer_config, overrides = checked_configs(transactional_id, config, producer_config)
         super().__init__(
             consumer_config,
             topics,
@@ -190,7 +129,7 @@ class ExactlyOnceProcessor(Processor):
             tracer_provider=tracer_provider,
             meter_provider=meter_provider,
         )
-        _check_in_place_fits(self._core.retry, self._producer_config)
+        check_in_place_fits(self._core.retry, self._producer_config)
         self.transactional_id = transactional_id
         self._producer_config["transactional.id"] = transactional_id
         self._outputs = Outputs()
@@ -502,34 +441,3 @@ class ExactlyOnceProcessor(Processor):
             producer.close(0)
         except KafkaException as exc:  # a fenced producer refuses even to flush
             log.info("processing.producer_closed", error=describe_error(exc))
-
-
-def emit(
-    topic: str,
-    value: object = None,
-    key: object = None,
-    *,
-    headers: HeaderTypes = None,
-    partition: int = -1,
-) -> None:
-    """Send a record from a handler of an :class:`ExactlyOnceProcessor`, inside the
-    transaction of the record in hand: it becomes visible to ``read_committed`` readers
-    together with that record's offset commit, never twice.
-
-    Nothing is sent until the handler returns: the outputs of an attempt that raised are
-    dropped (an in-place attempt starts again with none). ``value`` and ``key`` go to the
-    processor's producer as given (bytes, str, or what ``producer_config``'s serializers
-    take); ``headers`` as for :meth:`kheaders.Producer.produce` (a consumed record's
-    read-only Headers are copied).
-
-    Raises ProcessingError outside such a handler, TypeError/ValueError for a topic that is
-    not a non-empty str or headers that cannot be sent.
-    """
-    running = RUNNING.get()
-    outputs = getattr(running, "_outputs", None)
-    if not isinstance(outputs, Outputs):
-        raise ProcessingError(
-            "emit() sends from the handler of a running ExactlyOnceProcessor (an at-least-once"
-            " processor has no transaction to put it in: produce with a Producer there)"
-        )
-    outputs.add(topic, value, key, headers, partition)

@@ -1,4 +1,5 @@
-"""The records a handler of an exactly-once processor emits for the record in hand."""
+"""The records a handler of an exactly-once processor emits for the record in hand:
+:func:`emit`, and the :class:`Outputs` the processor collects them in."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import NamedTuple
 
 from kheaders._errors import ProcessingError
 from kheaders._model.headers import Headers, HeaderTypes
+from kheaders.processing._delivery import RUNNING
 
 
 class Output(NamedTuple):
@@ -59,3 +61,34 @@ class Outputs:
             raise TypeError(f"emit(): partition must be an int >= -1, got {partition!r}")
         copied = None if headers is None else Headers(headers)  # checked now, in the handler
         self._records.append(Output(topic, value, key, partition, copied))
+
+
+def emit(
+    topic: str,
+    value: object = None,
+    key: object = None,
+    *,
+    headers: HeaderTypes = None,
+    partition: int = -1,
+) -> None:
+    """Send a record from a handler of an :class:`ExactlyOnceProcessor`, inside the
+    transaction of the record in hand: it becomes visible to ``read_committed`` readers
+    together with that record's offset commit, never twice.
+
+    Nothing is sent until the handler returns: the outputs of an attempt that raised are
+    dropped (an in-place attempt starts again with none). ``value`` and ``key`` go to the
+    processor's producer as given (bytes, str, or what ``producer_config``'s serializers
+    take); ``headers`` as for :meth:`kheaders.Producer.produce` (a consumed record's
+    read-only Headers are copied).
+
+    Raises ProcessingError outside such a handler, TypeError/ValueError for a topic that is
+    not a non-empty str or headers that cannot be sent.
+    """
+    running = RUNNING.get()
+    outputs = getattr(running, "_outputs", None)
+    if not isinstance(outputs, Outputs):
+        raise ProcessingError(
+            "emit() sends from the handler of a running ExactlyOnceProcessor (an at-least-once"
+            " processor has no transaction to put it in: produce with a Producer there)"
+        )
+    outputs.add(topic, value, key, headers, partition)
