@@ -17,6 +17,7 @@ carried out differs: publications need no acknowledgement before their record is
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
@@ -133,6 +134,7 @@ class ExactlyOnceProcessor(Processor):
         self.transactional_id = transactional_id
         self._producer_config["transactional.id"] = transactional_id
         self._outputs = Outputs()
+        self._in_place = bool(self._core.retry is not None and self._core.retry.in_place)
         self._refused: BaseException | None = None
         """Set when an output could not be put in the transaction: the batch is aborted."""
         self._aborts = 0
@@ -257,15 +259,16 @@ class ExactlyOnceProcessor(Processor):
         """The handler's attempts (each starting with no outputs), then the outputs of the
         one that returned, into the transaction."""
         outputs = self._outputs
-
-        def attempt(m: Message) -> Any:
-            outputs.begin()
-            return handler(m)
-
         try:
-            super()._call(attempt, msg)
+            if self._in_place:
+                super()._call(partial(self._attempt, handler), msg)
+            else:
+                outputs.begin()
+                handler(msg)
         finally:
             taken = outputs.end()
+        if not taken:
+            return
         producer = self._producer
         assert producer is not None
         try:
@@ -281,6 +284,11 @@ class ExactlyOnceProcessor(Processor):
         except Exception as exc:  # refused before sending: the batch cannot commit as is
             self._refused = exc
             raise Abandoned from exc  # (neither settled nor republished)
+
+    def _attempt(self, handler: Handler, msg: Message) -> Any:
+        """One in-place attempt: it starts with no outputs."""
+        self._outputs.begin()
+        return handler(msg)
 
     @staticmethod
     def _produce(
