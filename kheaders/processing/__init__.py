@@ -1,14 +1,16 @@
 """Processing records: a consumer service loop with non-blocking retry topics on Spring
 Kafka's header contract, dead letters of the consumed bytes and at-least-once commits.
 
-:class:`Processor` runs a handler per record; :class:`ExactlyOnceProcessor` runs each batch
-in one Kafka transaction, with the outputs the handler gives :func:`emit`;
-:class:`RetryTopics` and :class:`DeadLetter` say where failures go. The asyncio twin is
-:class:`kheaders.aio.AIOProcessor`. See docs/processing.md.
+:class:`Processor` runs a handler per record; :class:`RetryTopics` and :class:`DeadLetter`
+say where failures go; :class:`AIOProcessor` is its asyncio driver (also importable from
+``kheaders.aio``); :class:`ExactlyOnceProcessor` runs each batch in one Kafka transaction,
+with the outputs the handler gives :func:`emit`. All carry out the steps of one engine free
+of I/O (``_engine``), which makes every decision. See docs/processing.md.
 """
 
 from kheaders import _public
 from kheaders.processing import spring_headers
+from kheaders.processing._aio import AIOProcessor
 from kheaders.processing._core import HeadersFilter
 from kheaders.processing._delivery import Delivery, delivery
 from kheaders.processing._describe import describe
@@ -21,6 +23,7 @@ from kheaders.processing._retry import KHEADERS, SPRING, DeadLetter, RetryTopics
 __all__ = [
     "KHEADERS",
     "SPRING",
+    "AIOProcessor",
     "DeadLetter",
     "Delivery",
     "ExactlyOnceProcessor",

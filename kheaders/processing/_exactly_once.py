@@ -1,23 +1,31 @@
 """ExactlyOnceProcessor: consume, handle, produce and commit in one Kafka transaction.
 
-One transaction per consumed batch: the handler's outputs (:func:`emit`), the retry and
-dead-letter publications of the batch's failures and the batch's consumed offsets go to the
-broker together, or not at all. A ``read_committed`` reader downstream sees each output once,
-across a kill -9 and a restart with the same ``transactional_id`` (the restart's
-``init_transactions`` aborts what the killed run left open; its offsets were never
-committed, so its records are handled again and their outputs written again, once).
+A driver of the processing engine (:mod:`._engine`, :mod:`._steps`) as the sync
+:class:`~kheaders.processing.Processor` is, and built on it: every decision is the engine's;
+what differs is how three steps are carried out.
 
-The per-record rules (filter, route, deserialize, due times, in-place attempts, where a
-failure goes) are the at-least-once :class:`~kheaders.processing.Processor`'s; only what is
-carried out differs: publications need no acknowledgement before their record is settled
-(the transaction commits them with its offset), and offsets go through the producer
-(``send_offsets_to_transaction``), never ``Consumer.commit``.
+* A batch is one transaction: begun after the read, the engine's steps for the read
+  carried out inside it, then the offsets the engine says may be committed
+  (``engine.offsets.to_commit()``) sent with ``send_offsets_to_transaction`` and the
+  transaction committed. The engine's own commit timer is off (nothing is committed
+  outside a transaction).
+* ``Publish``: produced into the open transaction and reported ``Acknowledged`` at once,
+  so the failed record settles in the batch whose offsets carry it; the transaction makes
+  the publication and the offset one (a publication reported only once the transaction
+  committed would settle its record a batch late: a crash in between would publish it
+  twice).
+* The handler's outputs (:func:`~kheaders.processing.emit`) are sent once it returned;
+  an output the producer refuses aborts the batch.
+
+An abort (an abortable error from the producer, a refused output) rewinds: the engine is
+told the assigned partitions are ``Lost`` (forgetting what it noted beyond the committed
+offsets) and ``Assigned`` again with their committed offsets, paused partitions are resumed
+and every partition sought back, so the batch is read and handled again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
@@ -26,15 +34,34 @@ from kheaders._client.consumer import Consumer
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError, ProcessingError
 from kheaders._model.headers import HeaderTypes
-from kheaders.processing._base import COMMITTED_TIMEOUT, Abandoned, Handler, stop_on_signals
+from kheaders.processing._base import (
+    COMMITTED_TIMEOUT,
+    Handler,
+    now_ms,
+    partitions_of,
+    stop_on_signals,
+)
 from kheaders.processing._core import HeadersFilter
 from kheaders.processing._delivery import RUNNING
 from kheaders.processing._exactly_once_setup import check_in_place_fits, checked_configs
 from kheaders.processing._failure import describe_error
 from kheaders.processing._observe import log
-from kheaders.processing._outputs import Outputs
+from kheaders.processing._outputs import Output, Outputs
 from kheaders.processing._processor import Processor
 from kheaders.processing._retry import DeadLetter, RetryTopics
+from kheaders.processing._steps import (
+    Acknowledged,
+    Assigned,
+    Closing,
+    Commit,
+    Committed,
+    Lost,
+    Polled,
+    Publish,
+    Revoked,
+    Tick,
+    Unreadable,
+)
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -48,15 +75,11 @@ before ``run()`` gives up with ProcessingError: an error that outlives three tri
 the broker refuses, a topic this client may not write) does not go away by itself."""
 ABORT_PAUSE = 0.5
 """Seconds waited after the n-th abort in a row, times n, before the batch is read again."""
-
-
-def _fatal(err: KafkaError) -> bool:
-    return bool(err.fatal()) or err.code() in {
-        KafkaError._FENCED,
-        KafkaError.PRODUCER_FENCED,
-        KafkaError.INVALID_PRODUCER_EPOCH,
-        KafkaError.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-    }
+NEVER = 1e9
+"""The engine's commit interval here (seconds): its timer never fires; batches commit."""
+_FENCED = frozenset(
+    (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH)
+)
 
 
 def _error_of(exc: KafkaException) -> KafkaError | None:
@@ -122,6 +145,7 @@ class ExactlyOnceProcessor(Processor):
             route_by=route_by,
             handlers=handlers,
             producer_config=overrides,
+            commit_interval=NEVER,  # the driver commits each batch in its transaction
             poll_timeout=poll_timeout,
             batch_size=batch_size,
             shutdown_timeout=shutdown_timeout,
@@ -134,10 +158,17 @@ class ExactlyOnceProcessor(Processor):
         self.transactional_id = transactional_id
         self._producer_config["transactional.id"] = transactional_id
         self._outputs = Outputs()
-        self._in_place = bool(self._core.retry is not None and self._core.retry.in_place)
+        core = self._core
+        if core.handler is not None:
+            core.handler = self._emitting(core.handler)
+        core.routes = {value: self._emitting(h) for value, h in core.routes.items()}
+        self._open = False
+        """Whether a transaction is open."""
         self._refused: BaseException | None = None
         """Set when an output could not be put in the transaction: the batch is aborted."""
         self._aborts = 0
+        self._dead = False
+        """The producer was fenced or failed for good: it takes no more calls."""
         self._first_seen: dict[tuple[str, int], int] = {}
         """Per partition, the first offset read since it was assigned (where an abort
         rewinds to when the partition has no committed offset yet)."""
@@ -172,177 +203,128 @@ class ExactlyOnceProcessor(Processor):
                 RUNNING.reset(running)
         finally:
             self._close(consumer, producer)
+        if self._error is not None:
+            raise self._error
 
     def _loop(self, consumer: Consumer, producer: Producer) -> None:
+        engine, first_seen = self._engine, self._first_seen
         while not self._stop.is_set():
             producer.poll(0)
-            if self._paused:
-                resume = self._paused.due()
-                if resume:
-                    consumer.resume(resume)
-            wait = self._paused.wait(self.poll_timeout)
-            if self._again:
-                wait = min(wait, 0.1)
             unreadable: DeserializationError | None = None
             try:
-                msgs = consumer.consume(self.batch_size, wait)
+                msgs = consumer.consume(self.batch_size, engine.wait(self.poll_timeout, now_ms()))
             except DeserializationError as exc:  # unreadable headers: never retried
                 msgs, unreadable = [], exc
-            again = self._due_again()
-            if msgs or again or unreadable is not None:
-                self._transaction(consumer, producer, msgs, again, unreadable)
+            now = now_ms()
+            due = engine.send(Tick(now))  # resumes, records handled again: in the batch
+            if not (msgs or due or unreadable):
+                continue
+            for msg in msgs:
+                tp = (msg.topic() or "", msg.partition() or 0)
+                if tp not in first_seen and msg.error() is None:
+                    first_seen[tp] = msg.offset() or 0
+            self._transactional(producer.begin_transaction)
+            self._open = True
+            try:
+                if unreadable is not None:
+                    self._carry(engine.send(Unreadable(unreadable, now)))
+                self._carry(due)
+                if msgs:
+                    self._carry(engine.send(Polled(msgs, now)))
+                self._end(consumer, producer)
+            except KafkaException as exc:
+                self._abort(consumer, producer, exc)
 
-    def _transaction(
-        self,
-        consumer: Consumer,
-        producer: Producer,
-        msgs: list[Message],
-        again: list[tuple[Message, int]],
-        unreadable: DeserializationError | None,
-    ) -> None:
-        """One batch in one transaction: handled, its offsets sent, committed; aborted and
-        rewound on an abortable error."""
-        first_seen = self._first_seen
-        for msg in msgs:
-            tp = (msg.topic() or "", msg.partition() or 0)
-            if tp not in first_seen and msg.error() is None:
-                first_seen[tp] = msg.offset() or 0
-        self._transactional(producer.begin_transaction)
-        stopped: BaseException | None = None
-        try:
-            if unreadable is not None:
-                self._failed(unreadable.message, unreadable, 1)
-            for msg, attempt in again:
-                self._one(msg, attempt)
-            self._batch(msgs)
-        except ProcessingError as exc:  # what was handled before it is still committed
-            stopped = exc
-        except KafkaException as exc:
-            self._abort(consumer, producer, exc)
-            return
+    def _end(self, consumer: Consumer, producer: Producer) -> None:
+        """Commit the batch's transaction with the offsets the engine allows (abort it when
+        an output was refused)."""
         if self._refused is not None:
             self._abort(consumer, producer, self._refused)
-            if stopped is not None:
-                raise stopped
             return
-        try:
-            offsets = self._offsets.to_commit()
-            if offsets:
-                self._transactional(
-                    producer.send_offsets_to_transaction,
-                    offsets,
-                    consumer.consumer_group_metadata(),
-                    TXN_TIMEOUT,
-                )
-            self._transactional(producer.commit_transaction, TXN_TIMEOUT)
-        except KafkaException as exc:
-            self._abort(consumer, producer, exc)
-        else:
-            self._offsets.committed(offsets)
-            self._aborts = 0
-        if stopped is not None:
-            raise stopped
+        offsets = self._engine.offsets.to_commit()
+        if offsets:
+            self._transactional(
+                producer.send_offsets_to_transaction,
+                offsets,
+                consumer.consumer_group_metadata(),
+                TXN_TIMEOUT,
+            )
+        self._transactional(producer.commit_transaction, TXN_TIMEOUT)
+        self._open = False
+        self._aborts = 0
+        if offsets:
+            self._engine.send(Committed(offsets))
 
-    def _batch(self, msgs: list[Message]) -> None:
-        """Each record through the Processor's rules; stops at an output the transaction
-        could not take."""
-        paused = self._paused
-        for msg in msgs:
-            if self._stopping or self._refused is not None:
-                return
-            if msg.error() is not None:
-                self._event(msg)
-            elif not (paused and (msg.topic(), msg.partition()) in paused):
-                self._one(msg)
+    # -- steps carried out differently ---------------------------------------------------------
 
-    def _call(self, handler: Handler, msg: Message) -> None:
-        """The handler's attempts (each starting with no outputs), then the outputs of the
-        one that returned, into the transaction."""
+    def _emitting(self, handler: Handler) -> Handler:
+        """``handler`` with its outputs: collected while it runs, sent into the transaction
+        once it returned (an attempt that raised sends none)."""
         outputs = self._outputs
-        try:
-            if self._in_place:
-                super()._call(partial(self._attempt, handler), msg)
-            else:
-                outputs.begin()
-                handler(msg)
-        finally:
-            taken = outputs.end()
-        if not taken:
-            return
+
+        def with_outputs(msg: Message) -> Any:
+            outputs.begin()
+            try:
+                result = handler(msg)
+            finally:
+                taken = outputs.end()
+            if taken and self._refused is None:
+                self._send(taken)
+            return result
+
+        return with_outputs
+
+    def _send(self, taken: list[Output]) -> None:
         producer = self._producer
         assert producer is not None
         try:
             for out in taken:
-                self._produce(
-                    producer,
-                    out.topic,
-                    out.value,
-                    out.key,
-                    partition=out.partition,
-                    headers=out.headers,
-                )
+                _produce(producer, out.topic, out.value, out.key, out.partition, out.headers, 0)
         except Exception as exc:  # refused before sending: the batch cannot commit as is
-            self._refused = exc
-            raise Abandoned from exc  # (neither settled nor republished)
+            if self._refused is None:
+                self._refused = exc
 
-    def _attempt(self, handler: Handler, msg: Message) -> Any:
-        """One in-place attempt: it starts with no outputs."""
-        self._outputs.begin()
-        return handler(msg)
-
-    @staticmethod
-    def _produce(
-        producer: Producer,
-        topic: str,
-        value: object,
-        key: object,
-        *,
-        partition: int,
-        headers: HeaderTypes,
-        timestamp: int = 0,
-    ) -> None:
-        while True:
-            try:
-                producer.produce(
-                    topic, value, key, partition=partition, timestamp=timestamp, headers=headers
-                )
-                return
-            except BufferError:  # the queue is full: serve reports, then try again
-                producer.poll(0.1)
-
-    def _failed(
-        self,
-        msg: Message,
-        error: BaseException,
-        attempt: int,
-        raw: tuple[object, object] | None = None,
-    ) -> None:
-        """The failed record's retry or dead-letter record, into the transaction: settled at
-        once (it commits with the offset, or neither does). Raises ProcessingError when it
-        has nowhere to go."""
-        hop = self._failure_hop(msg, error, attempt)
-        tp = (msg.topic() or "", msg.partition() or 0)
-        offset = msg.offset() or 0
-        raw = raw or (msg.key(), msg.value())
+    def _publish(self, step: Publish) -> None:
+        """Into the transaction; settled at once (it commits with its offset or neither
+        does). Refused before sending (a header limit, a size): handled again later."""
         producer = self._producer
         assert producer is not None
         try:
-            self._produce(
+            _produce(
                 producer,
-                hop.topic,
-                raw[1],
-                raw[0],
-                partition=hop.partition,
-                headers=hop.headers,
-                timestamp=self._timestamp_for(msg),
+                step.topic,
+                step.value,
+                step.key,
+                step.partition,
+                step.headers,
+                step.timestamp,
             )
-        except Exception as exc:  # refused before sending (a header limit, a size)
-            self._offsets.start(tp, offset)
-            self._publish_failed(hop, tp, offset, f"{type(exc).__name__}: {exc}")
-            self._handle_again_later(msg, raw, attempt)  # never committed meanwhile
+        except Exception as exc:
+            why = f"{type(exc).__name__}: {exc}"
+            self._carry(self._engine.send(Acknowledged(step, why, now_ms())))
             return
-        self._offsets.settled_now(tp, offset)
-        self._published(hop, tp, offset, tp[0])
+        self._carry(self._engine.send(Acknowledged(step, None, now_ms())))
+
+    def _commit(self, step: Commit) -> None:
+        """A Commit the engine asks for outside a batch (at a revoke or at close: normally
+        nothing is left, each batch committed its offsets): a transaction of its own."""
+        producer, consumer = self._producer, self._consumer
+        assert producer is not None
+        assert consumer is not None
+        try:
+            self._transactional(producer.begin_transaction)
+            self._transactional(
+                producer.send_offsets_to_transaction,
+                step.offsets,
+                consumer.consumer_group_metadata(),
+                TXN_TIMEOUT,
+            )
+            self._transactional(producer.commit_transaction, TXN_TIMEOUT)
+        except KafkaException as exc:
+            log.warning("processing.commit_failed", error=str(exc))
+            producer.abort_transaction(TXN_TIMEOUT)
+            return
+        self._engine.send(Committed(step.offsets))
 
     # -- transactions ------------------------------------------------------------------------
 
@@ -356,7 +338,7 @@ class ExactlyOnceProcessor(Processor):
                 return
             except KafkaException as exc:
                 err = _error_of(exc)
-                if err is not None and _fatal(err):
+                if err is not None and (err.fatal() or err.code() in _FENCED):
                     raise self._fenced(err) from exc
                 if err is None or not err.retriable() or err.txn_requires_abort():
                     raise
@@ -365,11 +347,9 @@ class ExactlyOnceProcessor(Processor):
 
     def _fenced(self, err: KafkaError) -> ProcessingError:
         self.stop()
-        if err.code() in {
-            KafkaError._FENCED,
-            KafkaError.PRODUCER_FENCED,
-            KafkaError.INVALID_PRODUCER_EPOCH,
-        }:
+        self._open = False
+        self._dead = True
+        if err.code() in _FENCED:
             return ProcessingError(
                 f"fenced: another producer started with transactional_id"
                 f" {self.transactional_id!r} (a second instance, or this one's replacement);"
@@ -392,6 +372,7 @@ class ExactlyOnceProcessor(Processor):
             in_a_row=self._aborts,
         )
         self._transactional(producer.abort_transaction, TXN_TIMEOUT)
+        self._open = False
         self._rewind(consumer)
         if self._aborts >= MAX_ABORTS:
             self.stop()
@@ -403,23 +384,21 @@ class ExactlyOnceProcessor(Processor):
 
     def _rewind(self, consumer: Consumer) -> None:
         """Every assigned partition back to its committed offset (or the first offset read
-        in this run, without one); what was noted beyond it forgotten."""
-        assigned = [(tp.topic, tp.partition) for tp in consumer.assignment()]
-        paused = [TopicPartition(t, p) for t, p in assigned if (t, p) in self._paused]
+        in this run, without one); the engine forgets what it noted beyond."""
+        engine = self._engine
+        assigned = [TopicPartition(tp.topic, tp.partition) for tp in consumer.assignment()]
+        paused = [TopicPartition(t, p) for t, p in engine.paused]
         if paused:
             consumer.resume(paused)
         first_seen = dict(self._first_seen)
-        self._forget(set(assigned))
-        self._again.clear()
+        engine.send(Lost(partitions_of(assigned)))
         try:
-            committed = consumer.committed(
-                [TopicPartition(t, p) for t, p in assigned], timeout=COMMITTED_TIMEOUT
-            )
+            committed = consumer.committed(assigned, timeout=COMMITTED_TIMEOUT)
         except KafkaException as exc:
             raise ProcessingError(
                 f"the committed offsets could not be read after an abort: {exc}"
             ) from exc
-        self._restore(committed)
+        engine.send(Assigned(committed))
         for tp in committed:
             offset = tp.offset if tp.offset >= 0 else first_seen.get((tp.topic, tp.partition))
             if offset is not None:
@@ -427,25 +406,51 @@ class ExactlyOnceProcessor(Processor):
 
     # -- rebalances and stop -----------------------------------------------------------------
 
-    def _on_revoke(self, consumer: Any, partitions: list[TopicPartition]) -> None:
-        """Nothing to commit: no transaction is open while the consumer polls."""
-        self._forget({(tp.topic, tp.partition) for tp in partitions})
-
-    def _forget(self, partitions: set[tuple[str, int]]) -> None:
-        super()._forget(partitions)
-        for tp in partitions:
+    def _on_revoke(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
+        """No transaction is open while the consumer polls: nothing to wait for."""
+        revoked = partitions_of(partitions)
+        for tp in revoked:
             self._first_seen.pop(tp, None)
+        self._carry(self._engine.send(Revoked(revoked)))
 
     def _close(self, consumer: Consumer | None, producer: Producer) -> None:
-        """Close the clients: nothing is open (each batch ended its transaction); what a
-        fenced producer left is the other instance's to redo."""
+        """Abort what an error left open, commit what the engine still allows, close."""
+        if not self._dead:
+            try:
+                if self._open:
+                    self._open = False
+                    producer.abort_transaction(TXN_TIMEOUT)
+                if consumer is not None:
+                    self._carry(self._engine.send(Closing(0, now_ms())))
+            except KafkaException as exc:
+                log.warning("processing.close_failed", error=describe_error(exc))
         if consumer is not None:
             try:
                 consumer.close()
-            except Exception as exc:  # closing: nothing left to lose
+            except Exception as exc:  # closing: what is not committed is read again
                 log.warning("processing.close_failed", error=describe_error(exc))
         try:
             producer.purge()
             producer.close(0)
         except KafkaException as exc:  # a fenced producer refuses even to flush
             log.info("processing.producer_closed", error=describe_error(exc))
+
+
+def _produce(  # noqa: PLR0917 - one record's fields
+    producer: Producer,
+    topic: str,
+    value: object,
+    key: object,
+    partition: int,
+    headers: HeaderTypes,
+    timestamp: int,
+) -> None:
+    """Produce into the open transaction, serving reports while the queue is full."""
+    while True:
+        try:
+            producer.produce(
+                topic, value, key, partition=partition, timestamp=timestamp, headers=headers
+            )
+            return
+        except BufferError:
+            producer.poll(0.1)

@@ -4,6 +4,7 @@ never an AttributeError in a worker or a refusal only in ``run()`` (issues 35.9,
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from typing import Any
@@ -202,3 +203,13 @@ def test_a_refused_setting_never_shows_its_value(changes: dict[str, Any]) -> Non
     with pytest.raises(ConfigurationError) as raised:
         build("sync", **changes)
     assert "hunter2-secret" not in str(raised.value)
+
+
+@pytest.mark.parametrize("driver", [Processor, AIOProcessor])
+def test_every_argument_of_every_driver_has_a_refusal_above(driver: type) -> None:
+    """A new argument cannot be added without a case in BAD (or its own test)."""
+    names = set(inspect.signature(driver.__init__).parameters)
+    names |= set(inspect.signature(Processor.__init__).parameters)  # AIOProcessor's **options
+    names -= {"self", "options"}
+    tested = {case[0].split(" ")[0] for case in BAD} | {"concurrency"}
+    assert names - tested == set()
