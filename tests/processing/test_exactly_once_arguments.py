@@ -4,6 +4,7 @@ handler is refused with a ProcessingError that says where it works."""
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import Any
 
@@ -13,6 +14,7 @@ from kheaders import ConfigurationError
 from kheaders._errors import ProcessingError
 from kheaders.processing import ExactlyOnceProcessor, Processor, RetryTopics, emit
 from kheaders.processing._delivery import RUNNING
+from tests.processing.test_arguments import BAD as PROCESSOR_BAD
 
 CONFIG = {"bootstrap.servers": "localhost:1", "group.id": "arguments"}
 """Nothing here connects: construction alone is under test."""
@@ -124,3 +126,21 @@ def test_emit_outside_an_exactly_once_handler_says_where_it_works() -> None:
             emit("out", b"x")
     finally:
         RUNNING.reset(token)
+
+
+SHARED = [case for case in PROCESSOR_BAD if not case[0].startswith("commit_interval")]
+
+
+@pytest.mark.parametrize(("argument", "changes", "expected"), SHARED, ids=[b[0] for b in SHARED])
+def test_the_processors_arguments_are_refused_the_same(
+    argument: str, changes: dict[str, Any], expected: str
+) -> None:
+    with pytest.raises(ConfigurationError, match=expected):
+        build(**changes)
+
+
+def test_every_argument_has_a_refusal_here_or_in_the_processors_cases() -> None:
+    """A new argument cannot be added without a case in BAD or SHARED."""
+    names = set(inspect.signature(ExactlyOnceProcessor.__init__).parameters) - {"self"}
+    tested = {case[0].split(" ")[0] for case in (*BAD, *SHARED)}
+    assert names - tested == set()
