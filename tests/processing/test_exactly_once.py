@@ -75,11 +75,18 @@ def read_to_end(bootstrap: str, topic: str, isolation: str = "read_committed") -
 
 
 def committed(bootstrap: str, group: str, topic: str, partitions: int) -> dict[int, int]:
+    """The group's committed offsets (asked again while the coordinator is not ready)."""
     consumer = confluent_kafka.Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    wanted = [TopicPartition(topic, p) for p in range(partitions)]
+    deadline = time.monotonic() + 30
     try:
-        found = consumer.committed(
-            [TopicPartition(topic, p) for p in range(partitions)], timeout=10
-        )
+        while True:
+            try:
+                found = consumer.committed(wanted, timeout=10)
+                break
+            except confluent_kafka.KafkaException:  # NOT_COORDINATOR, still loading...
+                assert time.monotonic() < deadline, "the committed offsets never came"
+                time.sleep(0.2)
     finally:
         consumer.close()
     return {tp.partition: tp.offset for tp in found}
@@ -184,6 +191,46 @@ def test_an_aborted_transaction_leaves_nothing_for_read_committed_and_run_stops(
     assert b"out-v0" in written
     assert b"v1" in values(read_to_end(bootstrap, f"{topic}-dlt", "read_uncommitted"))
     assert committed(bootstrap, group, topic, 1) == {0: confluent_kafka.OFFSET_INVALID}
+
+
+def test_after_an_abort_the_batch_is_handled_again_and_each_output_is_committed_once(
+    bootstrap: str, topic_factory: Callable[..., str]
+) -> None:
+    """One refused output aborts its batch once: the partitions go back to their committed
+    offsets, the batch is handled again (its records twice), and read_committed sees every
+    output once; the aborted first outputs were written (read_uncommitted) and hidden."""
+    topic, out = topic_factory(partitions=2), topic_factory()
+    small = topic_factory(config={"max.message.bytes": "2000"})
+    produce(bootstrap, topic, [{"key": b"k%d" % i, "value": b"v%d" % i} for i in range(20)])
+    calls: Counter[bytes] = Counter()
+
+    def handle(msg: Any) -> None:
+        calls[msg.value()] += 1
+        emit(out, b"out-" + msg.value(), msg.key())
+        if msg.value() == b"v5" and calls[b"v5"] == 1:
+            emit(small, b"x" * 10_000)  # the broker refuses it: this batch aborts
+
+    group = f"eos-{uuid.uuid4().hex[:8]}"
+    processor = ExactlyOnceProcessor(
+        config(bootstrap, group),
+        [topic],
+        handle,
+        transactional_id=f"tx-{group}",
+        handle_signals=False,
+    )
+    running = Running(processor)
+    try:
+        wait_for(
+            lambda: sum(committed(bootstrap, group, topic, 2).values()) == 20,
+            what="every offset committed",
+        )
+    finally:
+        running.stop()  # no error: one abort is not three
+    assert calls[b"v5"] == 2
+    assert sorted(values(read_to_end(bootstrap, out))) == sorted(b"out-v%d" % i for i in range(20))
+    assert values(read_to_end(bootstrap, small)) == []
+    uncommitted = Counter(values(read_to_end(bootstrap, out, "read_uncommitted")))
+    assert uncommitted[b"out-v5"] == 2
 
 
 # -- a zombie is fenced ------------------------------------------------------------------------
