@@ -28,12 +28,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
+from confluent_kafka import KafkaException, Message, TopicPartition
 
 from kheaders._client.consumer import Consumer
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError, ProcessingError
-from kheaders._model.headers import HeaderTypes
 from kheaders.processing._base import (
     COMMITTED_TIMEOUT,
     Handler,
@@ -62,13 +61,12 @@ from kheaders.processing._steps import (
     Tick,
     Unreadable,
 )
+from kheaders.processing._transactions import Transactions
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-TXN_TIMEOUT = 30.0
-"""Seconds each transactional call (init, send offsets, commit, abort) may take."""
 MAX_ABORTS = 3
 """Transactions aborted in a row (each batch handled again from its committed offsets)
 before ``run()`` gives up with ProcessingError: an error that outlives three tries (a record
@@ -77,14 +75,6 @@ ABORT_PAUSE = 0.5
 """Seconds waited after the n-th abort in a row, times n, before the batch is read again."""
 NEVER = 1e9
 """The engine's commit interval here (seconds): its timer never fires; batches commit."""
-_FENCED = frozenset(
-    (KafkaError._FENCED, KafkaError.PRODUCER_FENCED, KafkaError.INVALID_PRODUCER_EPOCH)
-)
-
-
-def _error_of(exc: KafkaException) -> KafkaError | None:
-    err = exc.args[0] if exc.args else None
-    return err if isinstance(err, KafkaError) else None
 
 
 class ExactlyOnceProcessor(Processor):
@@ -162,13 +152,10 @@ class ExactlyOnceProcessor(Processor):
         if core.handler is not None:
             core.handler = self._emitting(core.handler)
         core.routes = {value: self._emitting(h) for value, h in core.routes.items()}
-        self._open = False
-        """Whether a transaction is open."""
+        self._txn: Transactions | None = None
         self._refused: BaseException | None = None
         """Set when an output could not be put in the transaction: the batch is aborted."""
         self._aborts = 0
-        self._dead = False
-        """The producer was fenced or failed for good: it takes no more calls."""
         self._first_seen: dict[tuple[str, int], int] = {}
         """Per partition, the first offset read since it was assigned (where an abort
         rewinds to when the partition has no committed offset yet)."""
@@ -185,9 +172,10 @@ class ExactlyOnceProcessor(Processor):
         """
         self._prepare_topics()
         producer = self._producer = Producer(self._producer_config)
+        txn = self._txn = Transactions(producer, self.transactional_id, self.stop)
         consumer: Consumer | None = None
         try:
-            self._transactional(producer.init_transactions, TXN_TIMEOUT)
+            txn.init()
             consumer = self._consumer = Consumer(self._consumer_config)
             consumer.subscribe(
                 self._core.all_topics(),
@@ -198,16 +186,16 @@ class ExactlyOnceProcessor(Processor):
             running = RUNNING.set(self)
             try:
                 with stop_on_signals(self.stop, self.handle_signals):
-                    self._loop(consumer, producer)
+                    self._batches(consumer, txn)
             finally:
                 RUNNING.reset(running)
         finally:
-            self._close(consumer, producer)
+            self._close(consumer, txn)
         if self._error is not None:
             raise self._error
 
-    def _loop(self, consumer: Consumer, producer: Producer) -> None:
-        engine, first_seen = self._engine, self._first_seen
+    def _batches(self, consumer: Consumer, txn: Transactions) -> None:
+        engine, first_seen, producer = self._engine, self._first_seen, txn.producer
         while not self._stop.is_set():
             producer.poll(0)
             unreadable: DeserializationError | None = None
@@ -223,34 +211,27 @@ class ExactlyOnceProcessor(Processor):
                 tp = (msg.topic() or "", msg.partition() or 0)
                 if tp not in first_seen and msg.error() is None:
                     first_seen[tp] = msg.offset() or 0
-            self._transactional(producer.begin_transaction)
-            self._open = True
+            txn.begin()
             try:
                 if unreadable is not None:
                     self._carry(engine.send(Unreadable(unreadable, now)))
                 self._carry(due)
                 if msgs:
                     self._carry(engine.send(Polled(msgs, now)))
-                self._end(consumer, producer)
+                self._end(consumer, txn)
             except KafkaException as exc:
-                self._abort(consumer, producer, exc)
+                self._abort(consumer, txn, exc)
 
-    def _end(self, consumer: Consumer, producer: Producer) -> None:
+    def _end(self, consumer: Consumer, txn: Transactions) -> None:
         """Commit the batch's transaction with the offsets the engine allows (abort it when
         an output was refused)."""
         if self._refused is not None:
-            self._abort(consumer, producer, self._refused)
+            self._abort(consumer, txn, self._refused)
             return
         offsets = self._engine.offsets.to_commit()
         if offsets:
-            self._transactional(
-                producer.send_offsets_to_transaction,
-                offsets,
-                consumer.consumer_group_metadata(),
-                TXN_TIMEOUT,
-            )
-        self._transactional(producer.commit_transaction, TXN_TIMEOUT)
-        self._open = False
+            txn.send_offsets(offsets, consumer.consumer_group_metadata())
+        txn.commit()
         self._aborts = 0
         if offsets:
             self._engine.send(Committed(offsets))
@@ -275,11 +256,11 @@ class ExactlyOnceProcessor(Processor):
         return with_outputs
 
     def _send(self, taken: list[Output]) -> None:
-        producer = self._producer
-        assert producer is not None
+        txn = self._txn
+        assert txn is not None
         try:
             for out in taken:
-                _produce(producer, out.topic, out.value, out.key, out.partition, out.headers, 0)
+                txn.produce(out.topic, out.value, out.key, out.partition, out.headers)
         except Exception as exc:  # refused before sending: the batch cannot commit as is
             if self._refused is None:
                 self._refused = exc
@@ -287,17 +268,11 @@ class ExactlyOnceProcessor(Processor):
     def _publish(self, step: Publish) -> None:
         """Into the transaction; settled at once (it commits with its offset or neither
         does). Refused before sending (a header limit, a size): handled again later."""
-        producer = self._producer
-        assert producer is not None
+        txn = self._txn
+        assert txn is not None
         try:
-            _produce(
-                producer,
-                step.topic,
-                step.value,
-                step.key,
-                step.partition,
-                step.headers,
-                step.timestamp,
+            txn.produce(
+                step.topic, step.value, step.key, step.partition, step.headers, step.timestamp
             )
         except Exception as exc:
             why = f"{type(exc).__name__}: {exc}"
@@ -308,58 +283,20 @@ class ExactlyOnceProcessor(Processor):
     def _commit(self, step: Commit) -> None:
         """A Commit the engine asks for outside a batch (at a revoke or at close: normally
         nothing is left, each batch committed its offsets): a transaction of its own."""
-        producer, consumer = self._producer, self._consumer
-        assert producer is not None
+        txn, consumer = self._txn, self._consumer
+        assert txn is not None
         assert consumer is not None
         try:
-            self._transactional(producer.begin_transaction)
-            self._transactional(
-                producer.send_offsets_to_transaction,
-                step.offsets,
-                consumer.consumer_group_metadata(),
-                TXN_TIMEOUT,
-            )
-            self._transactional(producer.commit_transaction, TXN_TIMEOUT)
+            txn.begin()
+            txn.send_offsets(step.offsets, consumer.consumer_group_metadata())
+            txn.commit()
         except KafkaException as exc:
             log.warning("processing.commit_failed", error=str(exc))
-            producer.abort_transaction(TXN_TIMEOUT)
+            txn.abort()
             return
         self._engine.send(Committed(step.offsets))
 
-    # -- transactions ------------------------------------------------------------------------
-
-    def _transactional(self, call: Any, *args: Any) -> None:
-        """A transactional call, tried again while librdkafka says it may be. Raises
-        ProcessingError when the producer is fenced or failed for good; KafkaException
-        otherwise (the transaction is to be aborted)."""
-        for _ in range(3):
-            try:
-                call(*args)
-                return
-            except KafkaException as exc:
-                err = _error_of(exc)
-                if err is not None and (err.fatal() or err.code() in _FENCED):
-                    raise self._fenced(err) from exc
-                if err is None or not err.retriable() or err.txn_requires_abort():
-                    raise
-                log.info("processing.transaction_retry", call=call.__name__, error=err.str())
-        call(*args)
-
-    def _fenced(self, err: KafkaError) -> ProcessingError:
-        self.stop()
-        self._open = False
-        self._dead = True
-        if err.code() in _FENCED:
-            return ProcessingError(
-                f"fenced: another producer started with transactional_id"
-                f" {self.transactional_id!r} (a second instance, or this one's replacement);"
-                f" this one stops and commits nothing more ({err.str()})"
-            )
-        return ProcessingError(
-            f"the transactional producer ({self.transactional_id!r}) failed for good: {err.str()}"
-        )
-
-    def _abort(self, consumer: Consumer, producer: Producer, exc: BaseException) -> None:
+    def _abort(self, consumer: Consumer, txn: Transactions, exc: BaseException) -> None:
         """Abort the open transaction and rewind to the committed offsets. Raises
         ProcessingError after :data:`MAX_ABORTS` in a row."""
         self._refused = None
@@ -371,8 +308,7 @@ class ExactlyOnceProcessor(Processor):
             error=reason,
             in_a_row=self._aborts,
         )
-        self._transactional(producer.abort_transaction, TXN_TIMEOUT)
-        self._open = False
+        txn.abort()
         self._rewind(consumer)
         if self._aborts >= MAX_ABORTS:
             self.stop()
@@ -413,16 +349,15 @@ class ExactlyOnceProcessor(Processor):
             self._first_seen.pop(tp, None)
         self._carry(self._engine.send(Revoked(revoked)))
 
-    def _close(self, consumer: Consumer | None, producer: Producer) -> None:
+    def _close(self, consumer: Consumer | None, txn: Transactions) -> None:
         """Abort what an error left open, commit what the engine still allows, close."""
-        if not self._dead:
+        if not txn.dead:
             try:
-                if self._open:
-                    self._open = False
-                    producer.abort_transaction(TXN_TIMEOUT)
+                if txn.open:
+                    txn.abort()
                 if consumer is not None:
                     self._carry(self._engine.send(Closing(0, now_ms())))
-            except KafkaException as exc:
+            except (KafkaException, ProcessingError) as exc:
                 log.warning("processing.close_failed", error=describe_error(exc))
         if consumer is not None:
             try:
@@ -430,27 +365,7 @@ class ExactlyOnceProcessor(Processor):
             except Exception as exc:  # closing: what is not committed is read again
                 log.warning("processing.close_failed", error=describe_error(exc))
         try:
-            producer.purge()
-            producer.close(0)
+            txn.producer.purge()
+            txn.producer.close(0)
         except KafkaException as exc:  # a fenced producer refuses even to flush
             log.info("processing.producer_closed", error=describe_error(exc))
-
-
-def _produce(  # noqa: PLR0917 - one record's fields
-    producer: Producer,
-    topic: str,
-    value: object,
-    key: object,
-    partition: int,
-    headers: HeaderTypes,
-    timestamp: int,
-) -> None:
-    """Produce into the open transaction, serving reports while the queue is full."""
-    while True:
-        try:
-            producer.produce(
-                topic, value, key, partition=partition, timestamp=timestamp, headers=headers
-            )
-            return
-        except BufferError:
-            producer.poll(0.1)
