@@ -13,6 +13,7 @@ from confluent_kafka import KafkaException, Message, TopicPartition
 from kheaders._errors import DeserializationError, HeldFailuresError
 from kheaders.aio._consumer import AIOConsumer
 from kheaders.aio._producer import AIOProducer
+from kheaders.processing import _steps as s
 from kheaders.processing._base import (
     COMMITTED_TIMEOUT,
     ProcessorBase,
@@ -22,28 +23,6 @@ from kheaders.processing._base import (
 )
 from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
-from kheaders.processing._steps import (
-    Acknowledged,
-    Assigned,
-    Closing,
-    Commit,
-    Committed,
-    Failed,
-    Handle,
-    Handled,
-    HandleEach,
-    Lost,
-    Pause,
-    Polled,
-    Publish,
-    Purge,
-    Resume,
-    Revoked,
-    Step,
-    Stop,
-    Tick,
-    Unreadable,
-)
 from kheaders.processing._validate import number
 
 AsyncHandler = Callable[[Message], Awaitable[object]]
@@ -82,7 +61,7 @@ class AIOProcessor(ProcessorBase):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._consumer: AIOConsumer | None = None
         self._producer: AIOProducer | None = None
-        self._lanes: list[asyncio.Queue[Handle | None]] = []
+        self._lanes: list[asyncio.Queue[s.Handle | None]] = []
         """With ``concurrency`` above 1: a queue per worker; a record goes to its key's."""
         self._workers: list[asyncio.Task[None]] = []
         self._woken: asyncio.Event | None = None
@@ -142,47 +121,47 @@ class AIOProcessor(ProcessorBase):
                     self.batch_size, engine.wait(self.poll_timeout, now_ms())
                 )
             except DeserializationError as exc:  # unreadable headers: never retried
-                await carry(engine.send(Unreadable(exc, now_ms())))
+                await carry(engine.send(s.Unreadable(exc, now_ms())))
                 continue
             now = now_ms()  # committed after a read, as the sync driver does
-            await carry(engine.send(Tick(now)))
+            await carry(engine.send(s.Tick(now)))
             if msgs:
-                await carry(engine.send(Polled(msgs, now)))
+                await carry(engine.send(s.Polled(msgs, now)))
 
-    async def _carry(self, steps: list[Step]) -> None:
+    async def _carry(self, steps: list[s.Step]) -> None:
         """Carry out the engine's steps, in order."""
         for step in steps:
             match step:
-                case HandleEach():
+                case s.HandleEach():
                     await self._each(step)
-                case Handle():
+                case s.Handle():
                     if self._lanes:
                         key = step.record.key()
                         lane = hash(key) if key is not None else step.record.offset() or 0
                         await self._lanes[lane % len(self._lanes)].put(step)
                     else:
                         await self._handle(step)
-                case Publish():
+                case s.Publish():
                     await self._publish(step)
-                case Commit():
+                case s.Commit():
                     await self._commit(step)
-                case Pause(partition=tp):
+                case s.Pause(partition=tp):
                     assert self._consumer is not None
                     await self._consumer.pause([tp])
                     # librdkafka's own seek: records read ahead stay (other partitions'
                     # are good; the engine drops this one's until the one sought back to)
                     await asyncio.to_thread(self._consumer.wrapped.seek, tp)
-                case Resume(partitions=tps):
+                case s.Resume(partitions=tps):
                     assert self._consumer is not None
                     await self._consumer.resume(tps)
-                case Purge():
+                case s.Purge():
                     assert self._producer is not None
                     self._producer.wrapped.purge()
                     await self._producer.flush(0)
-                case Stop():
+                case s.Stop():
                     self._stopped(step)
 
-    async def _each(self, step: HandleEach) -> None:
+    async def _each(self, step: s.HandleEach) -> None:
         """The short way: the handler on each record; one report for the run."""
         engine, handler, records = self._engine, step.handler, step.records
         start = 0
@@ -194,13 +173,13 @@ class AIOProcessor(ProcessorBase):
                 await handler(msg)
             except Exception as exc:
                 if i > start:  # the records before it first
-                    engine.send(Handled(records[start:i]))
+                    engine.send(s.Handled(records[start:i]))
                 start = i + 1
-                await self._carry(engine.send(Failed(step.one(msg), exc, now_ms())))
+                await self._carry(engine.send(s.Failed(step.one(msg), exc, now_ms())))
         if start < len(records):
-            engine.send(Handled(records[start:] if start else records))
+            engine.send(s.Handled(records[start:] if start else records))
 
-    async def _handle(self, step: Handle) -> None:
+    async def _handle(self, step: s.Handle) -> None:
         engine = self._engine
         if engine.stopping or (step.delay and await self._stopped_within(step.delay)):
             return  # stopped (between in-place attempts): left for the next run
@@ -215,11 +194,11 @@ class AIOProcessor(ProcessorBase):
             else:
                 await step.handler(msg)
         except Exception as exc:
-            await self._carry(engine.send(Failed(step, exc, now_ms())))
+            await self._carry(engine.send(s.Failed(step, exc, now_ms())))
         else:
-            engine.send(Handled((msg,)))
+            engine.send(s.Handled((msg,)))
 
-    async def _lane(self, queue: asyncio.Queue[Handle | None]) -> None:
+    async def _lane(self, queue: asyncio.Queue[s.Handle | None]) -> None:
         """One of ``concurrency`` workers: records of the keys hashed to it, in order. Once
         stopped it starts none: the records still queued stay in hand (never committed
         past) and are taken off the queue so the reader never waits for room."""
@@ -239,7 +218,7 @@ class AIOProcessor(ProcessorBase):
             await asyncio.wait_for(woken.wait(), delay)
         return self._stop.is_set()
 
-    async def _publish(self, step: Publish) -> None:
+    async def _publish(self, step: s.Publish) -> None:
         engine, producer = self._engine, self._producer
         assert producer is not None
         try:
@@ -253,25 +232,25 @@ class AIOProcessor(ProcessorBase):
             )
         except Exception as exc:  # refused before sending (a header limit, a size)
             why = f"{type(exc).__name__}: {exc}"
-            await self._carry(engine.send(Acknowledged(step, why, now_ms())))
+            await self._carry(engine.send(s.Acknowledged(step, why, now_ms())))
             return
 
         def reported(future: asyncio.Future[Message]) -> None:
             error = "cancelled" if future.cancelled() else future.exception()
             outcome = None if error is None else str(error)
-            if engine.send(Acknowledged(step, outcome, now_ms())):  # (it answers none now)
+            if engine.send(s.Acknowledged(step, outcome, now_ms())):  # (it answers none now)
                 raise AssertionError("an acknowledgement's steps would be lost")
 
         delivery.add_done_callback(reported)
 
-    async def _commit(self, step: Commit) -> None:
+    async def _commit(self, step: s.Commit) -> None:
         assert self._consumer is not None
         try:
             await self._consumer.commit(offsets=step.offsets, asynchronous=not step.sync)
         except KafkaException as exc:
             log.warning("processing.commit_failed", error=str(exc))
             return
-        self._engine.send(Committed(step.offsets))
+        self._engine.send(s.Committed(step.offsets))
 
     async def _on_assign(self, consumer: AIOConsumer, partitions: list[TopicPartition]) -> None:
         try:
@@ -279,15 +258,15 @@ class AIOProcessor(ProcessorBase):
         except KafkaException as exc:  # nothing skipped: handled again, at least once
             log.warning("processing.committed_unknown", error=str(exc))
             return
-        self._engine.send(Assigned(committed))
+        self._engine.send(s.Assigned(committed))
 
     async def _on_revoke(self, _consumer: AIOConsumer, partitions: list[TopicPartition]) -> None:
         if self._producer is not None:
             await self._producer.flush(min(self.shutdown_timeout, 5.0))
-        await self._carry(self._engine.send(Revoked(partitions_of(partitions))))
+        await self._carry(self._engine.send(s.Revoked(partitions_of(partitions))))
 
     async def _on_lost(self, _consumer: AIOConsumer, partitions: list[TopicPartition]) -> None:
-        self._engine.send(Lost(partitions_of(partitions)))
+        self._engine.send(s.Lost(partitions_of(partitions)))
 
     async def _shutdown(self, consumer: AIOConsumer, producer: AIOProducer) -> None:
         if self._workers:  # the records in hand are finished; the queued ones start no more
@@ -303,7 +282,7 @@ class AIOProcessor(ProcessorBase):
                 log.warning("processing.handlers_cancelled_at_stop", records=len(late))
                 await asyncio.wait(late)
         left = await producer.flush(self.shutdown_timeout)
-        await self._carry(self._engine.send(Closing(left, now_ms())))
+        await self._carry(self._engine.send(s.Closing(left, now_ms())))
         try:
             await consumer.close()
         except HeldFailuresError as exc:  # not committed: read again by the next run

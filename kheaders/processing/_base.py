@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Message, TopicPartition
 
-from kheaders._errors import ConfigurationError, KHeadersError
+from kheaders._errors import ConfigurationError
 from kheaders.processing import _validate as _v
 from kheaders.processing._core import Core, HeadersFilter
 from kheaders.processing._engine import Engine
@@ -47,13 +47,6 @@ def stop_on_signals(stop: Callable[[], None], enabled: bool) -> Iterator[None]:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-class Abandoned(KHeadersError):  # noqa: N818 - not an error: a record left for the next run
-    """Raised inside a processor when ``stop()`` interrupts a record's in-place retries: the
-    record is neither settled nor republished, so the next run handles it again. It never
-    leaves the processor (caught where the record's attempts are run); in the tree so that
-    every exception kheaders defines is one."""
 
 
 def _retry_option(retry: object) -> RetryTopics | None:

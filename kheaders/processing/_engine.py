@@ -28,6 +28,7 @@ from kheaders.processing._failure import describe_error
 from kheaders.processing._observe import Observer, log
 from kheaders.processing._steps import (
     DEAD_LETTER,
+    EVENTS,
     Acknowledged,
     Assigned,
     Closing,
@@ -102,18 +103,7 @@ class Engine:
         self._again: list[tuple[int, Message, tuple[object, object], int]] = []
         self._last_commit: int | None = None
         self._on: dict[type, Callable[[Any], list[Step]]] = {
-            Polled: self._polled,
-            Unreadable: self._unreadable,
-            Handled: self._handled,
-            Failed: self._failed,
-            Acknowledged: self._acknowledged,
-            Committed: self._committed,
-            Assigned: self._assigned,
-            Revoked: self._revoked,
-            Lost: self._lost,
-            Tick: self._tick,
-            StopRequested: self._stop_requested,
-            Closing: self._closing,
+            kind: getattr(self, "_" + kind.__name__.lower()) for kind in EVENTS
         }
 
     def send(self, event: Event) -> list[Step]:
@@ -280,16 +270,8 @@ class Engine:
                 left=retry.in_place - step.tries,
                 error=describe_error(error),
             )
-            return [
-                Handle(
-                    msg,
-                    step.handler,
-                    step.attempt,
-                    step.raw,
-                    retry.in_place_delay,
-                    step.tries + 1,
-                )
-            ]
+            tries = step.tries + 1
+            return [Handle(msg, step.handler, step.attempt, step.raw, retry.in_place_delay, tries)]
         self.tries.pop(id(msg), None)
         return self._failure(msg, step.raw, error, step.attempt, ev.now)
 
@@ -327,20 +309,11 @@ class Engine:
         if self.keep_timestamps:
             ts_type, ts = msg.timestamp()
             timestamp = ts if ts_type else 0
-        return [
-            Publish(
-                msg,
-                hop.topic,
-                hop.partition,
-                raw[0],
-                raw[1],
-                hop.headers,
-                timestamp,
-                hop.kind,
-                attempt,
-                error,
-            )
-        ]
+        key, value = raw
+        # fmt: off
+        return [Publish(msg, hop.topic, hop.partition, key, value, hop.headers, timestamp,
+                        hop.kind, attempt, error)]
+        # fmt: on
 
     def _acknowledged(self, ev: Acknowledged) -> list[Step]:
         pub = ev.step
@@ -422,7 +395,7 @@ class Engine:
             self.sought.pop(tp, None)
         self._again = [e for e in self._again if (e[1].topic(), e[1].partition()) not in partitions]
 
-    def _stop_requested(self, _ev: StopRequested) -> list[Step]:
+    def _stoprequested(self, _ev: StopRequested) -> list[Step]:
         self.stopping = True
         return [Stop()]
 

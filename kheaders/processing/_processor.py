@@ -10,6 +10,7 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 from kheaders._client.consumer import Consumer
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError, HeldFailuresError
+from kheaders.processing import _steps as s
 from kheaders.processing._base import (
     COMMITTED_TIMEOUT,
     ProcessorBase,
@@ -19,28 +20,6 @@ from kheaders.processing._base import (
 )
 from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
-from kheaders.processing._steps import (
-    Acknowledged,
-    Assigned,
-    Closing,
-    Commit,
-    Committed,
-    Failed,
-    Handle,
-    Handled,
-    HandleEach,
-    Lost,
-    Pause,
-    Polled,
-    Publish,
-    Purge,
-    Resume,
-    Revoked,
-    Step,
-    Stop,
-    Tick,
-    Unreadable,
-)
 
 
 class Processor(ProcessorBase):
@@ -113,40 +92,40 @@ class Processor(ProcessorBase):
             try:
                 msgs = consumer.consume(self.batch_size, engine.wait(self.poll_timeout, now_ms()))
             except DeserializationError as exc:  # unreadable headers: never retried
-                carry(engine.send(Unreadable(exc, now_ms())))
+                carry(engine.send(s.Unreadable(exc, now_ms())))
                 continue
             now = now_ms()  # committed after a read: a failure the consumer kept from the
-            carry(engine.send(Tick(now)))  # last batch (raised by this read) is in hand first
+            carry(engine.send(s.Tick(now)))  # last batch (raised by this read) is in hand first
             if msgs:
-                carry(engine.send(Polled(msgs, now)))
+                carry(engine.send(s.Polled(msgs, now)))
 
-    def _carry(self, steps: list[Step]) -> None:
+    def _carry(self, steps: list[s.Step]) -> None:
         """Carry out the engine's steps, in order."""
         for step in steps:
             match step:
-                case HandleEach():
+                case s.HandleEach():
                     self._each(step)
-                case Handle():
+                case s.Handle():
                     self._handle(step)
-                case Publish():
+                case s.Publish():
                     self._publish(step)
-                case Commit():
+                case s.Commit():
                     self._commit(step)
-                case Pause(partition=tp):
+                case s.Pause(partition=tp):
                     assert self._consumer is not None
                     self._consumer.pause([tp])
                     self._consumer.seek(tp)
-                case Resume(partitions=tps):
+                case s.Resume(partitions=tps):
                     assert self._consumer is not None
                     self._consumer.resume(tps)
-                case Purge():
+                case s.Purge():
                     assert self._producer is not None
                     self._producer.purge()
                     self._producer.flush(0)
-                case Stop():
+                case s.Stop():
                     self._stopped(step)
 
-    def _each(self, step: HandleEach) -> None:
+    def _each(self, step: s.HandleEach) -> None:
         """The short way: the handler on each record; one report for the run."""
         engine, handler, records = self._engine, step.handler, step.records
         start = 0
@@ -158,13 +137,13 @@ class Processor(ProcessorBase):
                 handler(msg)
             except Exception as exc:
                 if i > start:  # the records before it first
-                    engine.send(Handled(records[start:i]))
+                    engine.send(s.Handled(records[start:i]))
                 start = i + 1
-                self._carry(engine.send(Failed(step.one(msg), exc, now_ms())))
+                self._carry(engine.send(s.Failed(step.one(msg), exc, now_ms())))
         if start < len(records):
-            engine.send(Handled(records[start:] if start else records))
+            engine.send(s.Handled(records[start:] if start else records))
 
-    def _handle(self, step: Handle) -> None:
+    def _handle(self, step: s.Handle) -> None:
         engine = self._engine
         if engine.stopping or (step.delay and self._stop.wait(step.delay)):
             return  # stopped (between in-place attempts): left for the next run
@@ -179,17 +158,17 @@ class Processor(ProcessorBase):
             else:
                 step.handler(msg)
         except Exception as exc:
-            self._carry(engine.send(Failed(step, exc, now_ms())))
+            self._carry(engine.send(s.Failed(step, exc, now_ms())))
         else:
-            engine.send(Handled((msg,)))
+            engine.send(s.Handled((msg,)))
 
-    def _publish(self, step: Publish) -> None:
+    def _publish(self, step: s.Publish) -> None:
         engine, producer = self._engine, self._producer
         assert producer is not None
 
         def report(err: KafkaError | None, _sent: Message) -> None:
             self._carry(
-                engine.send(Acknowledged(step, None if err is None else err.str(), now_ms()))
+                engine.send(s.Acknowledged(step, None if err is None else err.str(), now_ms()))
             )
 
         while True:
@@ -208,17 +187,17 @@ class Processor(ProcessorBase):
                 producer.poll(0.1)
             except Exception as exc:  # refused before sending (a header limit, a size)
                 why = f"{type(exc).__name__}: {exc}"
-                self._carry(engine.send(Acknowledged(step, why, now_ms())))
+                self._carry(engine.send(s.Acknowledged(step, why, now_ms())))
                 return
 
-    def _commit(self, step: Commit) -> None:
+    def _commit(self, step: s.Commit) -> None:
         assert self._consumer is not None
         try:
             self._consumer.commit(offsets=step.offsets, asynchronous=not step.sync)
         except KafkaException as exc:
             log.warning("processing.commit_failed", error=str(exc))
             return
-        self._engine.send(Committed(step.offsets))
+        self._engine.send(s.Committed(step.offsets))
 
     def _on_assign(self, consumer: Any, partitions: list[TopicPartition]) -> None:
         try:
@@ -226,19 +205,19 @@ class Processor(ProcessorBase):
         except KafkaException as exc:  # nothing skipped: handled again, at least once
             log.warning("processing.committed_unknown", error=str(exc))
             return
-        self._engine.send(Assigned(committed))
+        self._engine.send(s.Assigned(committed))
 
     def _on_revoke(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
         if self._producer is not None:
             self._producer.flush(min(self.shutdown_timeout, 5.0))
-        self._carry(self._engine.send(Revoked(partitions_of(partitions))))
+        self._carry(self._engine.send(s.Revoked(partitions_of(partitions))))
 
     def _on_lost(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
-        self._engine.send(Lost(partitions_of(partitions)))
+        self._engine.send(s.Lost(partitions_of(partitions)))
 
     def _shutdown(self, consumer: Consumer, producer: Producer) -> None:
         left = producer.flush(self.shutdown_timeout)
-        self._carry(self._engine.send(Closing(left, now_ms())))
+        self._carry(self._engine.send(s.Closing(left, now_ms())))
         try:
             consumer.close()
         except HeldFailuresError as exc:  # not committed: read again by the next run

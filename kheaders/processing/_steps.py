@@ -141,20 +141,16 @@ class Closing:
     now: int
 
 
-Event = (
-    Polled
-    | Unreadable
-    | Handled
-    | Failed
-    | Acknowledged
-    | Committed
-    | Assigned
-    | Revoked
-    | Lost
-    | Tick
-    | StopRequested
-    | Closing
+# fmt: off
+EVENTS = (
+    Polled, Unreadable, Handled, Failed, Acknowledged, Committed, Assigned, Revoked, Lost, Tick,
+    StopRequested, Closing,
 )
+Event = (
+    Polled | Unreadable | Handled | Failed | Acknowledged | Committed | Assigned | Revoked | Lost
+    | Tick | StopRequested | Closing
+)
+# fmt: on
 
 # -- steps (engine -> driver) ----------------------------------------------------------------
 

@@ -11,12 +11,11 @@ from tests.processing.helpers import Running, config, make, wait_for
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("kind", ["sync", "async"])
 def test_a_session_timeout_below_the_brokers_minimum_stops_naming_the_setting(
-    kind: str, bootstrap: str, topic: str
+    driver: str, bootstrap: str, topic: str
 ) -> None:
     settings = config(bootstrap, **{"session.timeout.ms": 500, "heartbeat.interval.ms": 100})
-    running = Running(make(kind, settings, [topic], lambda msg: None, handle_signals=False))
+    running = Running(make(driver, settings, [topic], lambda msg: None, handle_signals=False))
     wait_for(lambda: not running.alive, 60, "the processor to stop by itself")
     with pytest.raises(ConfigurationError, match=r"session\.timeout\.ms.*(?i:invalid session)"):
         running.stop()
