@@ -322,8 +322,11 @@ assert msg.headers().to_list() == [("content-type", b"application/json")]
         ),
         Elsewhere("tests/serde/test_serde.py"),
     ],
-    "docs/processing.md": [Elsewhere("tests/processing/test_docs_processing.py")] * 4
-    + [Elsewhere("tests/share/test_docs_share.py")] * 2,
+    "docs/processing.md": [
+        *[Elsewhere("tests/processing/test_docs_processing.py")] * 4,
+        Elsewhere("tests/processing/test_exactly_once_docs.py"),
+        *[Elsewhere("tests/share/test_docs_share.py")] * 2,
+    ],
     "docs/spark-cluster.md": [Elsewhere("tests/spark/test_docs_spark_cluster.py")],
     "docs/spark-sql.md": [Elsewhere("tests/spark/test_docs_spark.py")] * 3,
     "docs/spark.md": [Elsewhere("tests/spark/test_docs_spark.py")] * 3,
