@@ -344,3 +344,13 @@ def test_a_wheel_built_without_a_c_compiler_is_pure_python_with_one_warning_line
     assert "kheaders/interceptors/tracing.py" in names
     assert "interceptors/tracing.py" in names  # the deprecated old name, shipped one more release
     assert not [n for n in names if n.endswith((".so", ".pyd", ".c", MANIFEST))]
+
+
+def test_each_core_runs_its_own_twin(core: Core) -> None:
+    speedups = core.module("kheaders._speedups")
+    twin = "kheaders._model._traceparent_" + ("c" if core.compiled else "py")
+    assert speedups.valid55.__module__ == twin
+    assert speedups.lone_value.__module__ == twin
+    traceparent = core.module("kheaders._model.traceparent")
+    assert traceparent._valid55 is speedups.valid55
+    assert is_compiled(traceparent) == core.compiled

@@ -93,7 +93,8 @@ def test_the_targets_run_on_the_core_of_the_test(core: Core) -> None:
     """Every compiled object a target calls is the extension's on the compiled core, the
     ``.py``'s on the pure one."""
     built = (PACKAGE / MANIFEST).is_file() and not disabled()
-    assert built == kheaders.COMPILED
+    assert built or not core.compiled
+    assert kheaders.COMPILED == core.compiled  # the test sees its core's package
     reached = {m for check in checks(core).values() for m in _compiled_objects(check).values()}
     assert {"kheaders._model.headers", "kheaders._model.traceparent"} <= reached
     for module in reached:

@@ -10,9 +10,9 @@ packages; the rest (``kheaders._errors``, ``Header``, the codecs, ...) is one mo
 so an exception or a ``Header`` is one class whichever core made it.
 
 :func:`active` makes a set the one the test sees: ``sys.modules`` holds it (so a test's own
-``import`` and kheaders' lazy imports find it) and the globals of the test's module, of the
-conftests and of ``tests.support`` that name an object of the other set are pointed at their
-twin for the duration of the test (and the test's arguments, as :func:`twin_of` maps them).
+``import`` and kheaders' lazy imports find it) and the globals of every ``tests`` module (the
+test's, its helpers', the conftests') that name an object of the other set are pointed at
+their twin for the duration of the test (and the test's arguments, as :func:`twin_of` maps them).
 The items of a dict, list or tuple a module holds are mapped too (one level); what is built
 deeper at import (a Hypothesis strategy over ``Headers``) stays what it was built from: the
 set imported first.
@@ -83,7 +83,8 @@ def _with_packages(names: set[str]) -> set[str]:
     return out
 
 
-_twice.update(_with_packages(set(MODULES)))
+_twice.update(_with_packages({*MODULES, "kheaders._compiled", "kheaders._speedups"}))
+# (the two modules that say which core runs and choose its twins, imported by name)
 _seen: set[str] = set()
 
 
@@ -217,11 +218,9 @@ def twin_of(value: Any, twins: dict[int, tuple[object, object]]) -> Any:
 
 
 def _test_modules(test_module: ModuleType | None) -> list[ModuleType]:
-    names = [
-        n for n in list(sys.modules) if n.startswith("tests.support") or n.endswith("conftest")
-    ]
-    found = [sys.modules[n] for n in names if n.startswith("tests")]
-    if test_module is not None:
+    """The test's module and every module of ``tests`` (helpers, conftests, other tests)."""
+    found = [m for n, m in list(sys.modules.items()) if n.startswith("tests.") and m is not None]
+    if test_module is not None and test_module not in found:
         found.append(test_module)
     return found
 
