@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib
+import importlib.util
 import os
 import sys
 import warnings
@@ -287,3 +288,27 @@ def current() -> Core:
 def is_compiled(module: ModuleType) -> bool:
     """True when ``module`` was loaded from an extension, not from Python source."""
     return not str(module.__file__).endswith(".py")
+
+
+# -- one compiled module beside its .py, under another name (tests/aio/test_compiled_aio.py) --
+
+
+def installed(name: str) -> ModuleType:
+    """What ``import name`` gives (the extension where the compiled core is in use)."""
+    return importlib.import_module(name)
+
+
+def pure(name: str) -> ModuleType:
+    """The ``.py`` of compiled module ``name``, loaded (once) as ``<name>_pure``: its own
+    imports are the installed modules. Kept for ``tests/aio/test_compiled_aio.py`` until its
+    module is tested through the ``core`` fixture."""
+    alias = f"{name}_pure"
+    module = sys.modules.get(alias)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(alias, source_path(name))
+        assert spec is not None
+        assert spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[alias] = module
+        spec.loader.exec_module(module)
+    return module
