@@ -8,7 +8,7 @@ beside its C: ``<name>_py.py`` (the reference, run by the pure-Python core) and
 This module chooses, once, from :data:`kheaders._compiled.COMPILED`; callers import the
 chosen functions from here.
 
-- :func:`valid55`, :func:`lone_value`: reading a record's ``traceparent``
+- :func:`valid55`, :func:`fields55`, :func:`lone_value`: reading a record's ``traceparent``
   (``kheaders/_model/_traceparent_py.py``, ``_traceparent_c.pyx``).
 """
 
@@ -20,10 +20,11 @@ from typing import Any
 
 from kheaders._compiled import COMPILED
 
-__all__ = ["lone_value", "valid55"]
+__all__ = ["fields55", "lone_value", "valid55"]
 
 _traceparent = importlib.import_module(
     "kheaders._model._traceparent_c" if COMPILED else "kheaders._model._traceparent_py"
 )
 valid55: Callable[[bytes], bool] = _traceparent.valid55
+fields55: Callable[[bytes], tuple[int, int, int, int]] = _traceparent.fields55
 lone_value: Callable[[list[Any], str], object] = _traceparent.lone_value

@@ -118,6 +118,7 @@ def _outcome(call: Any) -> tuple[str, Any]:
 def test_the_two_55_byte_checks_agree(value: bytes) -> None:
     py, c = _twins()
     assert py.valid55(value) == c.valid55(value)
+    assert _outcome(partial(py.fields55, value)) == _outcome(partial(c.fields55, value))
 
 
 _odd_item = st.one_of(

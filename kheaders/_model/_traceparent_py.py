@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["lone_value", "valid55"]
+__all__ = ["fields55", "lone_value", "valid55"]
 
 # translated, every lowercase hex digit becomes ``x`` and a dash stays a dash (any other byte
 # becomes ``?``): a value is well-formed exactly when it translates to the template.
@@ -33,6 +33,14 @@ def valid55(value: bytes) -> bool:
         and value[3:35] != _ZERO_TRACE
         and value[36:52] != _ZERO_SPAN
     )
+
+
+def fields55(value: bytes) -> tuple[int, int, int, int]:
+    """The version, trace id, parent id and flags of 55 bytes; ValueError unless
+    :func:`valid55` accepts them."""
+    if not valid55(value):
+        raise ValueError("not a valid 55-byte traceparent")
+    return (int(value[:2], 16), int(value[3:35], 16), int(value[36:52], 16), int(value[53:], 16))
 
 
 def lone_value(headers: list[Any], key: str) -> object:

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kheaders._model.headers import Headers, pairs
+from kheaders._speedups import fields55 as _fields55
 from kheaders._speedups import lone_value as _lone_value
 from kheaders._speedups import valid55 as _valid55
 
@@ -105,30 +106,32 @@ class TraceParent:
     def _fields(self) -> tuple[int, int, int, int]:
         ints = self._ints
         if ints is None:
-            raw: bytes = self._raw  # type: ignore[assignment]
-            ints = (int(raw[:2], 16), int(raw[3:35], 16), int(raw[36:52], 16), int(raw[53:], 16))
-            self._ints = ints
+            ints = self._ints = _fields55(self._raw)  # type: ignore[arg-type]
         return ints
 
     @property
     def version(self) -> int:
         """The version (``0`` for ``00``)."""
-        return self._fields()[0]
+        ints = self._ints
+        return (self._fields() if ints is None else ints)[0]
 
     @property
     def trace_id(self) -> int:
         """The 128-bit trace id."""
-        return self._fields()[1]
+        ints = self._ints
+        return (self._fields() if ints is None else ints)[1]
 
     @property
     def parent_id(self) -> int:
         """The 64-bit parent (span) id."""
-        return self._fields()[2]
+        ints = self._ints
+        return (self._fields() if ints is None else ints)[2]
 
     @property
     def flags(self) -> int:
         """The trace flags (bit 0: sampled)."""
-        return self._fields()[3]
+        ints = self._ints
+        return (self._fields() if ints is None else ints)[3]
 
     @property
     def trace_id_hex(self) -> str:
