@@ -40,23 +40,33 @@ DIRECTIVES = {
 }
 
 
-def modules() -> tuple[str, ...]:
-    """``MODULES`` of ``kheaders/_compiled.py`` (read, not imported: no dependency needed)."""
+def _listed(name: str) -> tuple[str, ...]:
+    """The tuple ``name`` of ``kheaders/_compiled.py`` (read, not imported: no dependency)."""
     tree = ast.parse((PACKAGE / "_compiled.py").read_text(encoding="utf-8"))
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == "MODULES" for t in node.targets
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
             return tuple(ast.literal_eval(node.value))
-    raise RuntimeError("kheaders/_compiled.py defines no MODULES")
+    raise RuntimeError(f"kheaders/_compiled.py defines no {name}")
+
+
+def twins() -> tuple[str, ...]:
+    """``TWINS`` of ``kheaders/_compiled.py``: the C twins, compiled from their ``.pyx``."""
+    return _listed("TWINS")
+
+
+def modules() -> tuple[str, ...]:
+    """``MODULES`` then ``TWINS`` of ``kheaders/_compiled.py``: everything the build compiles."""
+    return _listed("MODULES") + twins()
 
 
 def source(module: str) -> Path:
-    return ROOT.joinpath(*module.split(".")).with_suffix(".py")
+    return ROOT.joinpath(*module.split(".")).with_suffix(".pyx" if module in twins() else ".py")
 
 
 def source_hash(module: str) -> str:
-    """As ``kheaders._compiled.source_hash``: the ``.py``, then the ``.pxd`` if any."""
+    """As ``kheaders._compiled.source_hash``: the ``.py`` (``.pyx``), then the ``.pxd`` if any."""
     digest = hashlib.sha256()
     py = source(module)
     for path in (py, py.with_suffix(".pxd")):

@@ -46,6 +46,11 @@ MODULES = (
 )
 """The modules the build compiles (``hatch_build.py`` reads this tuple)."""
 
+TWINS = ("kheaders._model._traceparent_c",)
+"""The C twins the build compiles from their ``.pyx`` (``hatch_build.py`` reads this tuple):
+imported only by :mod:`kheaders._speedups`, and only when the compiled core is in use; each
+has a Python twin (``_c`` becomes ``_py``) that the pure-Python core runs."""
+
 MANIFEST = "_compiled.json"
 """The build's record of what it compiled, in the package directory."""
 
@@ -61,12 +66,16 @@ def disabled(environ: dict[str, str] | os._Environ[str] = os.environ) -> bool:
 
 
 def source_path(module: str) -> Path:
-    """The ``.py`` file of a ``kheaders.*`` module."""
-    return PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
+    """The source of a ``kheaders.*`` module the build compiles: ``.pyx`` for a C twin,
+    else ``.py``."""
+    return PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(
+        ".pyx" if module in TWINS else ".py"
+    )
 
 
 def source_hash(module: str) -> str:
-    """SHA-256 of a module's source as compiled: its ``.py``, then its ``.pxd`` if any."""
+    """SHA-256 of a module's source as compiled: its ``.py`` (``.pyx``), then its ``.pxd``
+    if any."""
     digest = hashlib.sha256()
     py = source_path(module)
     for path in (py, py.with_suffix(".pxd")):
@@ -81,11 +90,11 @@ def _stale_or_missing() -> tuple[list[str], list[str]]:
         manifest = json.loads((PACKAGE / MANIFEST).read_text(encoding="utf-8"))
         built: dict[str, dict[str, str]] = manifest["modules"]
     except (OSError, ValueError, KeyError, TypeError):
-        return list(MODULES), []
+        return list(MODULES + TWINS), []
     suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
     missing: list[str] = []
     stale: list[str] = []
-    for module in MODULES:
+    for module in MODULES + TWINS:
         entry = built.get(module)
         extension = source_path(module).with_suffix(suffix)
         if entry is None or entry.get("file") != extension.name or not extension.is_file():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -24,10 +25,13 @@ from kheaders.broker import (
     find_or_start_broker,
     java_and_maven_missing,
 )
+from tests.support import cores
 from tests.support.brokers import LocalBroker, reference_local, topic_base
 
 if TYPE_CHECKING:
     from tests.faults.proxy import FaultProxy
+
+TESTS = Path(__file__).resolve().parent
 
 # Hypothesis' per-example deadline measures the machine's load, not our code: CI runs on two
 # shared cores. Speed is the benchmarks' business (bench/), never a test's.
@@ -35,6 +39,71 @@ settings.register_profile(
     "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
 )
 settings.load_profile("ci")
+
+
+# -- both cores: the model, codec, client and fuzz tests run on each (tests/support/cores.py) --
+
+BOTH_CORES = ("model", "codec", "clients", "fuzz")
+"""The test folders whose every test takes the ``core`` fixture."""
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> object:
+    module = yield
+    if (
+        isinstance(module, pytest.Module)
+        and module_path.parent.name in BOTH_CORES
+        and module_path.parent.parent == TESTS
+    ):
+        module.add_marker(pytest.mark.usefixtures("core"))
+    return module
+
+
+@pytest.fixture(params=cores.CORES)
+def core(request: pytest.FixtureRequest) -> Iterator[cores.Core]:
+    """The test runs on this core (``pure``: the Python; ``compiled``: the Cython build,
+    skipped only where it was not built); its modules are the ones the test sees."""
+    chosen = cores.get(request.param)
+    if chosen is None:
+        pytest.skip("no compiled core here (not built, or KHEADERS_NO_EXTENSIONS set)")
+    with cores.active(chosen, request.module) as twins:
+        request.node.stash[_TWINS] = twins
+        yield chosen
+
+
+_TWINS = pytest.StashKey[dict[int, tuple[object, object]]]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "any_core: the test learns nothing from the core (it audits the environment, builds a"
+        " wheel): in a folder run on both cores, it runs on one",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    once = [
+        item
+        for item in items
+        if item.get_closest_marker("any_core") is not None
+        and getattr(item, "callspec", None) is not None
+        and item.callspec.params.get("core", cores.IMPORTED) != cores.IMPORTED  # type: ignore[attr-defined]
+    ]
+    if once:
+        config.hook.pytest_deselected(items=once)
+        dropped = set(map(id, once))
+        items[:] = [item for item in items if id(item) not in dropped]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> object:
+    twins = pyfuncitem.stash.get(_TWINS, None)
+    if twins:  # parametrize values built at collection, from the set import gives
+        args = pyfuncitem.funcargs
+        for name, value in list(args.items()):
+            args[name] = cores.twin_of(value, twins)
+    return (yield)
 
 
 def pytest_report_header(config: pytest.Config) -> str:

@@ -26,13 +26,7 @@ from kheaders._model.received import message_headers
 from kheaders._model.redact import redacted_repr
 
 if TYPE_CHECKING:
-    from kheaders import _cython as cython
     from kheaders._codec.protocol import ValueCodec
-else:
-    try:  # the compiled core: Cython reads this import itself (pure-Python mode)
-        import cython
-    except ModuleNotFoundError:  # plain Python without Cython installed
-        from kheaders import _cython as cython
 
 __all__ = [
     "READ_ONLY_MESSAGE",
@@ -581,6 +575,10 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
         return trusted(items, read_only=False)  # decode_block made every item a Header
 
 
+_new_headers: Callable[[type[Headers]], Headers] = list.__new__
+"""``_new_headers(Headers)``: an empty Headers, its fields not set (``__init__`` not run)."""
+
+
 def trusted(
     items: Iterable[Header] | Iterable[tuple[str, bytes | None]], *, read_only: bool
 ) -> Headers:
@@ -673,11 +671,6 @@ def received_all(
             append(None)
             missing += 1
     return out, missing
-
-
-if not cython.compiled:  # the compiled core has this in C (headers.pxd)
-    _new_headers = list.__new__
-    """``_new_headers(Headers)``: an empty Headers, its fields not set (``__init__`` not run)."""
 
 
 def received_consumed(

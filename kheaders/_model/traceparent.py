@@ -18,56 +18,36 @@ Nothing here raises on any input: bad input gives ``None`` or an empty list.
 from __future__ import annotations
 
 import re
-import struct
-from binascii import unhexlify
-from typing import TYPE_CHECKING, NamedTuple
+import warnings
+from collections.abc import Iterator
+from typing import Any
 
 from kheaders._model.headers import Headers, pairs
-
-if TYPE_CHECKING:
-    from kheaders import _cython as cython
-else:
-    try:  # the compiled core: Cython reads this import itself (pure-Python mode)
-        import cython
-    except ModuleNotFoundError:  # plain Python without Cython installed
-        from kheaders import _cython as cython
+from kheaders._speedups import fields55 as _fields55
+from kheaders._speedups import lone_value as _lone_value
+from kheaders._speedups import valid55 as _valid55
 
 TRACEPARENT = "traceparent"
 """The header key of the W3C ``traceparent`` field."""
 TRACESTATE = "tracestate"
 """The header key of the W3C ``tracestate`` field."""
 
-_COMPILED: bool = cython.compiled
-"""True in the compiled core (read once: plain Python then pays one global lookup)."""
-
 # version-traceid-parentid-flags, lowercase hex only (values other than 55 plain bytes).
 _TRACEPARENT_RE = re.compile(r"([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
-
-# The common case, exactly 55 bytes as received, is checked by position in one C call:
-# translated, every lowercase hex digit becomes ``x`` and a dash stays a dash (any other byte
-# becomes ``?``), so the value is well-formed exactly when it translates to the template.
-_SHAPE = bytes(
-    ord("x") if chr(b) in "0123456789abcdef" else b if b == ord("-") else ord("?")
-    for b in range(256)
-)
-_TEMPLATE = b"xx-" + b"x" * 32 + b"-" + b"x" * 16 + b"-xx"
-_FIELDS = struct.Struct(">B16sQB").unpack
-_from_bytes = int.from_bytes
-_new_tuple = tuple.__new__
 _OWS = " \t"
 _ZERO_TRACE = "0" * 32
 _ZERO_SPAN = "0" * 16
-_ZERO_ID = bytes(16)
+_SAMPLED = frozenset(b"13579bdf")
+"""The last hex digit of the flags of a sampled context (bit 0 set)."""
 
 _CACHE_SIZE = 256
-"""Distinct valid 55-byte values remembered by :func:`parse_traceparent` (about 80 KB)."""
+"""Distinct valid 55-byte values remembered by :func:`parse_traceparent` (about 40 KB)."""
 _cache: dict[bytes, TraceParent] = {}
-"""Parsed values by their exact bytes, in the pure-Python core: the records of one span
-carry the same ``traceparent``, and a consumer meets them close together. Emptied when full.
-Only valid values are kept, so a hit returns what parsing returns. The compiled core parses
-in about what a lookup costs, and keeps none."""
+"""Parsed values by their exact bytes: the records of one span carry the same
+``traceparent``, and a consumer meets them close together. Emptied when full. Only valid
+values are kept, so a hit returns what parsing returns (the same object: a
+:class:`TraceParent` cannot be changed)."""
 _cache_get = _cache.get
-"""The cache's lookup, found once (each ``_cache.get`` makes a bound method)."""
 
 _MAX_MEMBERS = 32
 _MAX_TRACESTATE_CHARS = 512
@@ -78,42 +58,185 @@ _KEY = re.compile(
 )
 _VALUE = re.compile(r"[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]")
 
+_new = object.__new__
+_FIELDS = ("version", "trace_id", "parent_id", "flags")
 
-class TraceParent(NamedTuple):
+
+def _deprecated(use: str, instead: str) -> None:
+    warnings.warn(
+        f"{use} is deprecated: TraceParent is no longer a tuple; {instead}",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+
+
+class TraceParent:
     """A valid W3C ``traceparent``: ``version``, ``trace_id``, ``parent_id`` and ``flags``.
 
-    Ids are integers (as OpenTelemetry's ``SpanContext`` holds them).
+    Ids are integers (as OpenTelemetry's ``SpanContext`` holds them), made when first read:
+    a parsed value keeps the header's text, so ``trace_id_hex``, ``sampled`` and
+    :meth:`header` need no integer at all. Two values are equal when their four fields are;
+    ``version, trace_id, parent_id, flags = tp`` unpacks them.
+
+    It was a ``NamedTuple``: indexing, ``len``, ``_replace``, ``_asdict`` and comparing with a
+    plain tuple still work with a DeprecationWarning; ``isinstance(tp, tuple)`` is now False.
 
     >>> tp = parse_traceparent("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
     >>> tp.trace_id_hex, tp.parent_id_hex, tp.sampled
     ('0af7651916cd43dd8448eb211c80319c', 'b7ad6b7169203331', True)
     >>> tp.header()
     '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+    >>> tp == TraceParent(0, 0x0AF7651916CD43DD8448EB211C80319C, 0xB7AD6B7169203331, 1)
+    True
     """
 
-    version: int
-    trace_id: int
-    parent_id: int
-    flags: int
+    __slots__ = ("_ints", "_raw")
+    __match_args__ = ("version", "trace_id", "parent_id", "flags")
+
+    _raw: bytes | None
+    """The 55 ASCII bytes ``vv-<trace id>-<parent id>-ff`` of a parsed value (lowercase,
+    checked), else ``None``."""
+    _ints: tuple[int, int, int, int] | None
+    """The four fields, once made."""
+
+    def __init__(self, version: int, trace_id: int, parent_id: int, flags: int) -> None:
+        self._raw = None
+        self._ints = (version, trace_id, parent_id, flags)
+
+    def _fields(self) -> tuple[int, int, int, int]:
+        ints = self._ints
+        if ints is None:
+            ints = self._ints = _fields55(self._raw)  # type: ignore[arg-type]
+        return ints
+
+    @property
+    def version(self) -> int:
+        """The version (``0`` for ``00``)."""
+        ints = self._ints
+        return (self._fields() if ints is None else ints)[0]
+
+    @property
+    def trace_id(self) -> int:
+        """The 128-bit trace id."""
+        ints = self._ints
+        return (self._fields() if ints is None else ints)[1]
+
+    @property
+    def parent_id(self) -> int:
+        """The 64-bit parent (span) id."""
+        ints = self._ints
+        return (self._fields() if ints is None else ints)[2]
+
+    @property
+    def flags(self) -> int:
+        """The trace flags (bit 0: sampled)."""
+        ints = self._ints
+        return (self._fields() if ints is None else ints)[3]
 
     @property
     def trace_id_hex(self) -> str:
         """The trace id as 32 lowercase hex digits."""
-        return f"{self.trace_id:032x}"
+        raw = self._raw
+        if raw is not None:
+            return raw[3:35].decode("ascii")
+        return f"{self._fields()[1]:032x}"
 
     @property
     def parent_id_hex(self) -> str:
         """The parent (span) id as 16 lowercase hex digits."""
-        return f"{self.parent_id:016x}"
+        raw = self._raw
+        if raw is not None:
+            return raw[36:52].decode("ascii")
+        return f"{self._fields()[2]:016x}"
 
     @property
     def sampled(self) -> bool:
         """True when the ``sampled`` flag (bit 0) is set."""
-        return bool(self.flags & 1)
+        raw = self._raw
+        if raw is not None:
+            return raw[54] in _SAMPLED
+        return bool(self._fields()[3] & 1)
 
     def header(self) -> str:
         """The version-00 ``traceparent`` text of this context (what a sender emits)."""
-        return f"00-{self.trace_id:032x}-{self.parent_id:016x}-{self.flags:02x}"
+        raw = self._raw
+        if raw is not None:
+            return "00" + raw[2:].decode("ascii")
+        _, trace_id, parent_id, flags = self._fields()
+        return f"00-{trace_id:032x}-{parent_id:016x}-{flags:02x}"
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._fields())
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is TraceParent:
+            mine, theirs = self._raw, other._raw
+            if mine is not None and theirs is not None:
+                return mine == theirs  # one text per value: lowercase, fixed widths
+            return self._fields() == other._fields()
+        if isinstance(other, tuple):
+            _deprecated("comparing a TraceParent with a tuple", "compare tuple(tp)")
+            return self._fields() == other
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        version, trace_id, parent_id, flags = self._fields()
+        return (
+            f"TraceParent(version={version}, trace_id={trace_id}, parent_id={parent_id},"
+            f" flags={flags})"
+        )
+
+    def __reduce__(self) -> tuple[type[TraceParent], tuple[int, int, int, int]]:
+        return (TraceParent, self._fields())
+
+    # -- what the NamedTuple had, kept for a release -------------------------------------
+
+    def __len__(self) -> int:
+        _deprecated("len(TraceParent)", "it always has the four fields")
+        return 4
+
+    def __getitem__(self, index: Any) -> Any:
+        _deprecated("indexing a TraceParent", "read its attributes (tp.trace_id)")
+        return self._fields()[index]
+
+    def _replace(self, **changes: int) -> TraceParent:
+        _deprecated("TraceParent._replace", "build TraceParent(version, trace_id, ...)")
+        fields = dict(zip(_FIELDS, self._fields(), strict=True))
+        unknown = set(changes) - set(_FIELDS)
+        if unknown:
+            raise ValueError(f"got unexpected field names: {sorted(unknown)!r}")
+        fields.update(changes)
+        return TraceParent(**fields)
+
+    def _asdict(self) -> dict[str, int]:
+        _deprecated("TraceParent._asdict", "read its attributes")
+        return dict(zip(_FIELDS, self._fields(), strict=True))
+
+
+def _parsed(raw: bytes) -> TraceParent:
+    """A :class:`TraceParent` over 55 bytes already checked (its ints made when read)."""
+    tp: TraceParent = _new(TraceParent)
+    tp._raw = raw
+    tp._ints = None
+    return tp
+
+
+def _parse55(value: bytes) -> TraceParent | None:
+    """Parse 55 bytes (no white space, nothing after the flags); remember a valid result."""
+    if not _valid55(value):
+        return None
+    tp = _parsed(value)
+    if len(_cache) >= _CACHE_SIZE:
+        _cache.clear()
+    _cache[value] = tp
+    return tp
 
 
 def _text(value: object) -> str | None:
@@ -132,26 +255,6 @@ def _text(value: object) -> str | None:
     return None
 
 
-if not cython.compiled:  # the compiled core has this function in C (traceparent.pxd)
-
-    def _parse55(cls: type[TraceParent], value: bytes) -> TraceParent | None:
-        """Parse 55 bytes (no white space, nothing after the flags) into a ``cls``; remember
-        a valid result."""
-        if value.translate(_SHAPE) != _TEMPLATE:
-            return None
-        # one unhexlify and one unpack give the fields: version, trace id (16 bytes), parent
-        # id, flags
-        version, trace_id, parent, flags = _FIELDS(unhexlify(value.replace(b"-", b"")))
-        if version == 0xFF or trace_id == _ZERO_ID or not parent:
-            return None
-        # tuple.__new__: a NamedTuple's own constructor is Python code
-        tp: TraceParent = _new_tuple(cls, (version, _from_bytes(trace_id), parent, flags))
-        if len(_cache) >= _CACHE_SIZE:
-            _cache.clear()
-        _cache[value] = tp
-        return tp
-
-
 def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
     """Parse one ``traceparent`` value; ``None`` when it is absent or invalid (never raises).
 
@@ -163,12 +266,11 @@ def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
     True
     """
     if type(value) is bytes:
-        if not _COMPILED:
-            hit = _cache_get(value)
-            if hit is not None:
-                return hit
+        hit = _cache_get(value)
+        if hit is not None:
+            return hit
         if len(value) == 55:  # a plain value: no white space, nothing after the flags
-            return _parse55(TraceParent, value)
+            return _parse55(value)
     text = _text(value)
     if text is None:
         return None
@@ -176,12 +278,12 @@ def parse_traceparent(value: bytes | str | None) -> TraceParent | None:
     match = _TRACEPARENT_RE.match(text)
     if match is None:
         return None
-    version, trace_id, parent_id, flags = match.groups()
+    version, trace_id, parent_id, _ = match.groups()
     if version == "ff" or trace_id == _ZERO_TRACE or parent_id == _ZERO_SPAN:
         return None
     if len(text) > 55 and (version == "00" or text[55] != "-"):
         return None
-    return TraceParent(int(version, 16), int(trace_id, 16), int(parent_id, 16), int(flags, 16))
+    return _parsed(text[:55].encode("ascii"))
 
 
 def parse_tracestate(value: bytes | str | None) -> list[tuple[str, str]]:
@@ -231,22 +333,6 @@ def format_tracestate(members: list[tuple[str, str]]) -> str:
     return ",".join(f"{k}={v}" for k, v in members)
 
 
-if not cython.compiled:  # the compiled core has this function in C (traceparent.pxd)
-
-    def _lone_value(headers: Headers, key: str) -> object:
-        """The value of the only header ``key`` in ``headers``; ``None`` when there are none
-        or several (and for a null value)."""
-        found: object = None
-        seen = False
-        for k, value in pairs(headers):
-            if k == key:
-                if seen:
-                    return None
-                seen = True
-                found = value
-        return found
-
-
 def extract_trace_parent(headers: Headers) -> TraceParent | None:
     """The record's creation context: its single valid ``traceparent``, else ``None``.
 
@@ -261,12 +347,11 @@ def extract_trace_parent(headers: Headers) -> TraceParent | None:
     """
     found = _lone_value(headers, TRACEPARENT)
     if type(found) is bytes:  # as received: parse_traceparent's first steps, without its call
-        if not _COMPILED:
-            hit = _cache_get(found)
-            if hit is not None:
-                return hit
+        hit = _cache_get(found)
+        if hit is not None:
+            return hit
         if len(found) == 55:
-            return _parse55(TraceParent, found)
+            return _parse55(found)
     return parse_traceparent(found)  # type: ignore[arg-type]
 
 

@@ -99,6 +99,7 @@ def test_an_unknown_level_in_the_environment_is_ignored_with_a_warning(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv(LEVEL_ENV, "loud-please")
+    monkeypatch.setattr("kheaders._logsetup._env_cache", {})  # said once per process
     with pytest.warns(RuntimeWarning, match=LEVEL_ENV):
         get_logger("kheaders.test").warning("still.logged")
     assert "still.logged" in capsys.readouterr().err

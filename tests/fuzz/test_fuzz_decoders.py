@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 import kheaders
 from kheaders import DecodeError, Headers
-from kheaders._compiled import MANIFEST, MODULES, PACKAGE, disabled
+from kheaders._compiled import ENV, MANIFEST, MODULES, PACKAGE, disabled
 from kheaders.values import BYTES, STRING, TaggedStruct, array, field
 from kheaders.wire import (
     read_compact_array,
@@ -39,6 +39,7 @@ from kheaders.wire import (
     write_varint,
 )
 from tests.fuzz._harness import core_line
+from tests.support.cores import Core, current
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -55,7 +56,15 @@ def _load(name: str) -> ModuleType:
     return module
 
 
-CHECKS: dict[str, Callable[[bytes], None]] = {name: _load(name).check for name in TARGETS}
+_checks: dict[str, dict[str, Callable[[bytes], None]]] = {}
+
+
+def checks(core: Core) -> dict[str, Callable[[bytes], None]]:
+    """Every target's ``check``, its kheaders imports those of ``core`` (loaded while the
+    ``core`` fixture holds that core's modules)."""
+    if core.name not in _checks:
+        _checks[core.name] = {name: _load(name).check for name in TARGETS}
+    return _checks[core.name]
 
 
 def test_every_decoder_family_has_a_target() -> None:
@@ -80,22 +89,23 @@ def _compiled_objects(check: Callable[[bytes], None]) -> dict[str, str]:
     return found
 
 
-def test_the_targets_run_on_the_compiled_core_where_it_is_built() -> None:
-    """With a build present (and not disabled), every compiled object a target calls is the
-    extension's; the pure-Python pass (tests/test_pure_core.py) runs them on the .py."""
+def test_the_targets_run_on_the_core_of_the_test(core: Core) -> None:
+    """Every compiled object a target calls is the extension's on the compiled core, the
+    ``.py``'s on the pure one."""
     built = (PACKAGE / MANIFEST).is_file() and not disabled()
-    assert built == kheaders.COMPILED
-    reached = {m for check in CHECKS.values() for m in _compiled_objects(check).values()}
+    assert built or not core.compiled
+    assert core.compiled == kheaders.COMPILED  # the test sees its core's package
+    reached = {m for check in checks(core).values() for m in _compiled_objects(check).values()}
     assert {"kheaders._model.headers", "kheaders._model.traceparent"} <= reached
     for module in reached:
-        assert str(sys.modules[module].__file__).endswith(".py") != kheaders.COMPILED, module
-    assert core_line() == f"kheaders core: compiled={kheaders.COMPILED} pure=" + (
-        "-" if kheaders.COMPILED else ",".join(m for m in MODULES if m in sys.modules)
+        assert str(sys.modules[module].__file__).endswith(".py") != core.compiled, module
+    assert core_line() == f"kheaders core: compiled={core.compiled} pure=" + (
+        "-" if core.compiled else ",".join(m for m in MODULES if m in sys.modules)
     )
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_atheris_target_runs_bounded_without_a_crash(target: str) -> None:
+def test_atheris_target_runs_bounded_without_a_crash(core: Core, target: str) -> None:
     pytest.importorskip("atheris", reason="atheris is in the dev extra; install it to fuzz")
     result = subprocess.run(
         [
@@ -109,7 +119,8 @@ def test_atheris_target_runs_bounded_without_a_crash(target: str) -> None:
             "-print_final_stats=1",
         ],
         cwd=ROOT,
-        env={**os.environ, "PYTHONHASHSEED": "0"},  # with -seed: the same inputs every run
+        # with -seed: the same inputs every run
+        env={**os.environ, "PYTHONHASHSEED": "0", **({} if core.compiled else {ENV: "1"})},
         capture_output=True,
         text=True,
         timeout=240,
@@ -117,11 +128,11 @@ def test_atheris_target_runs_bounded_without_a_crash(target: str) -> None:
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-4000:]
-    core = re.search(r"^kheaders core: .*$", output, flags=re.MULTILINE)
-    assert core is not None, output[-2000:]
-    assert core.group(0).startswith(f"kheaders core: compiled={kheaders.COMPILED} ")
-    if kheaders.COMPILED:  # the target ran on the extensions, none loaded from its .py
-        assert core.group(0).endswith(" pure=-"), core.group(0)
+    line = re.search(r"^kheaders core: .*$", output, flags=re.MULTILINE)
+    assert line is not None, output[-2000:]
+    assert line.group(0).startswith(f"kheaders core: compiled={core.compiled} ")
+    if core.compiled:  # the target ran on the extensions, none loaded from its .py
+        assert line.group(0).endswith(" pure=-"), line.group(0)
     done = re.search(r"Done (\d+) runs", output)
     assert done is not None, output[-2000:]
     print(f"\n{target}: {done.group(1)} inputs, no crash")
@@ -129,10 +140,15 @@ def test_atheris_target_runs_bounded_without_a_crash(target: str) -> None:
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=400,
+    deadline=None,
+    # the core fixture holds one core's modules for every input
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(data=st.binary(max_size=600))
-def test_random_bytes_give_only_decode_error(target: str, data: bytes) -> None:
-    CHECKS[target](data)
+def test_random_bytes_give_only_decode_error(core: Core, target: str, data: bytes) -> None:
+    checks(core)[target](data)
 
 
 def _valid_header_sections() -> st.SearchStrategy[bytes]:
@@ -156,7 +172,7 @@ def test_mutated_valid_inputs_give_only_decode_error(
     if mutated:
         mutated[at % len(mutated)] = byte
     mutated = mutated[: max(len(mutated) - cut % 4, 0)]
-    for check in CHECKS.values():
+    for check in checks(current()).values():
         check(bytes(mutated))
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -25,7 +26,9 @@ from confluent_kafka import Consumer, TopicPartition
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kheaders._compiled import ENV
 from kheaders.broker import create_topic
+from tests.support.cores import Core
 
 pytestmark = pytest.mark.integration
 
@@ -46,7 +49,9 @@ RECORDS = st.lists(
 CHILD = textwrap.dedent(
     """
     import base64, json, sys
+    import kheaders
     from kheaders import Producer, ProducerRecord, Headers
+    print(json.dumps({"compiled": kheaders.COMPILED}), flush=True)
 
     def load(x):
         kind, data = x
@@ -117,7 +122,7 @@ def _consume(bootstrap: str, topic: str, want: int) -> dict[int, list[tuple[str,
 )
 @given(records=RECORDS)
 def test_any_header_key_is_refused_clearly_or_delivered_byte_for_byte(
-    bootstrap: str, records: list[list[tuple[str | bytes, bytes | None]]]
+    core: Core, bootstrap: str, records: list[list[tuple[str | bytes, bytes | None]]]
 ) -> None:
     topic = create_topic(bootstrap, f"fuzz-keys-{uuid.uuid4().hex[:10]}")
     payload = [
@@ -128,6 +133,7 @@ def test_any_header_key_is_refused_clearly_or_delivered_byte_for_byte(
         [sys.executable, "-c", CHILD, bootstrap, topic],
         input=json.dumps(payload),
         cwd=ROOT,
+        env={**os.environ, **({} if core.compiled else {ENV: "1"})},  # the child's core
         capture_output=True,
         text=True,
         timeout=180,
@@ -141,6 +147,7 @@ def test_any_header_key_is_refused_clearly_or_delivered_byte_for_byte(
         f" {[records[i] for i in crashed]!r} {result.stderr[-2000:]}"
     )
     assert lines[-1] == {"left": 0}
+    assert lines[0] == {"compiled": core.compiled}
     sent = {}
     for i, pairs in enumerate(records):
         outcome = outcomes[i]

@@ -135,6 +135,7 @@ def test_garbage_traceparent_starts_a_new_trace_without_error(value: bytes | str
     assert span.parent is None
 
 
+@pytest.mark.any_core
 def test_pip_audit_finds_no_known_vulnerability_in_the_installed_environment() -> None:
     """Runs pip-audit over this environment; unreachable vulnerability service = skip, said so."""
     version = subprocess.run(

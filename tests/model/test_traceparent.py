@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import pickle
 from types import ModuleType
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kheaders import Headers
@@ -17,7 +18,7 @@ from kheaders.tracecontext import (
     parse_traceparent,
     parse_tracestate,
 )
-from tests.support.cores import CORES, core, is_compiled
+from tests.support.cores import Core
 
 TRACE = "0af7651916cd43dd8448eb211c80319c"
 SPAN = "b7ad6b7169203331"
@@ -94,11 +95,10 @@ INVALID: list[bytes | str | None] = [
 """Invalid ``traceparent`` values (str ones are tried as UTF-8 bytes too)."""
 
 
-@pytest.fixture(scope="module", params=CORES)
-def tpm(request: pytest.FixtureRequest) -> ModuleType:
-    """The traceparent module of each core: the one installed (compiled where built) and
-    its Python source."""
-    return core(request.param, "kheaders._model.traceparent")
+@pytest.fixture
+def tpm(core: Core) -> ModuleType:
+    """The traceparent module of the core the test runs on."""
+    return core.module("kheaders._model.traceparent")
 
 
 @pytest.mark.parametrize("value", INVALID)
@@ -112,6 +112,7 @@ def test_invalid_traceparent_gives_none(tpm: ModuleType, value: bytes | str | No
 _HEXISH = "0123456789abcdefABF-xg \t\x00\u00e9"
 
 
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])  # the core's module
 @given(
     st.lists(st.tuples(st.integers(0, 54), st.sampled_from(_HEXISH)), max_size=3),
     st.sampled_from([VALID, f"ff-{TRACE}-{SPAN}-01", f"cc-{TRACE}-{SPAN}-00"]),
@@ -132,19 +133,16 @@ def test_the_55_byte_fast_path_is_exactly_as_strict_as_the_text_path(
 
 
 def test_repeated_values_are_parsed_once_and_the_cache_stays_bounded(tpm: ModuleType) -> None:
-    """The pure-Python core remembers valid values; the compiled core parses each (in about
-    what a lookup costs) and remembers none."""
+    """Both cores remember valid values (the same object comes back) and keep at most
+    ``_CACHE_SIZE`` of them."""
+    tpm._cache.clear()
     first = tpm.parse_traceparent(VALID.encode())
     assert first is not None
     again = tpm.parse_traceparent(VALID.encode())  # equal bytes, another object
     extracted = tpm.extract_trace_parent(Headers([("traceparent", VALID.encode())]))
     assert again == first == extracted
-    if is_compiled(tpm):
-        assert again is not first
-        assert not tpm._cache
-    else:
-        assert again is first  # a hit
-        assert extracted is first
+    assert again is first  # a hit
+    assert extracted is first
     for i in range(1, 3 * tpm._CACHE_SIZE):
         tp = tpm.parse_traceparent(b"00-%032x-%016x-01" % (i, i))
         assert tp is not None
@@ -258,3 +256,59 @@ def test_several_tracestate_headers_are_combined_in_order() -> None:
     headers = Headers([("tracestate", "a=1"), ("traceparent", VALID), ("tracestate", "b=2")])
     assert extract_trace_parent(headers) == parse_traceparent(VALID)
     assert extract_trace_state(headers) == [("a", "1"), ("b", "2")]
+
+
+def test_a_parsed_value_builds_its_integers_only_when_one_is_read(tpm: ModuleType) -> None:
+    tpm._cache.clear()
+    tp = tpm.parse_traceparent(f"00-{TRACE}-{SPAN}-03".encode())
+    assert tp is not None
+    assert (tp.trace_id_hex, tp.parent_id_hex, tp.sampled) == (TRACE, SPAN, True)
+    assert tp.header() == f"00-{TRACE}-{SPAN}-03"
+    assert tp._ints is None  # nothing above needed an integer
+    assert (tp.version, tp.trace_id, tp.parent_id, tp.flags) == (
+        0,
+        int(TRACE, 16),
+        int(SPAN, 16),
+        3,
+    )
+    assert tp._ints is not None
+
+
+def test_trace_parent_keeps_its_attributes_equality_unpacking_and_pickling(
+    tpm: ModuleType,
+) -> None:
+    tp = tpm.parse_traceparent(VALID.encode())
+    built = tpm.TraceParent(0, int(TRACE, 16), int(SPAN, 16), 1)
+    assert tp == built
+    assert hash(tp) == hash(built)
+    assert (tp != built) is False
+    assert tp != tpm.TraceParent(0, int(TRACE, 16), int(SPAN, 16), 0)
+    version, trace_id, parent_id, flags = tp
+    assert (version, trace_id, parent_id, flags) == (0, int(TRACE, 16), int(SPAN, 16), 1)
+    assert repr(tp) == (
+        f"TraceParent(version=0, trace_id={int(TRACE, 16)}, parent_id={int(SPAN, 16)}, flags=1)"
+    )
+    assert pickle.loads(pickle.dumps(tp)) == tp
+    assert built.header() == VALID
+    assert (built.trace_id_hex, built.parent_id_hex, built.sampled) == (TRACE, SPAN, True)
+    match tp:
+        case tpm.TraceParent(0, t, p, 1):
+            assert (t, p) == (int(TRACE, 16), int(SPAN, 16))
+        case _:
+            pytest.fail("no match")
+
+
+def test_trace_parent_as_a_tuple_still_works_with_a_deprecation_warning(tpm: ModuleType) -> None:
+    tp = tpm.parse_traceparent(VALID.encode())
+    assert tp is not None
+    with pytest.deprecated_call():
+        assert tp == (0, int(TRACE, 16), int(SPAN, 16), 1)
+    with pytest.deprecated_call():
+        assert tp[1] == int(TRACE, 16)
+    with pytest.deprecated_call():
+        assert len(tp) == 4
+    with pytest.deprecated_call():
+        assert tp._replace(flags=0).flags == 0
+    with pytest.deprecated_call():
+        assert tp._asdict()["parent_id"] == int(SPAN, 16)
+    assert not isinstance(tp, tuple)  # the change that cannot warn
