@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from confluent_kafka import KafkaException, Message, TopicPartition
 
@@ -19,7 +19,6 @@ from kheaders.processing._base import (
     ProcessorBase,
     now_ms,
     partitions_of,
-    stop_on_signals,
 )
 from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
@@ -78,18 +77,30 @@ class AIOProcessor(ProcessorBase):
             with contextlib.suppress(RuntimeError):  # the loop closed: nothing waits on it
                 loop.call_soon_threadsafe(woken.set)
 
+    async def aclose(self, timeout: float | None = None) -> None:
+        """:meth:`close` from a coroutine: the loop goes on (and a run on it finishes) while
+        ``close()`` waits in a thread."""
+        await asyncio.to_thread(self.close, timeout)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.aclose(self.shutdown_timeout)
+
     async def run(self) -> None:
         """Process until stopped; commit what was handled; close the clients.
 
         Raises as :meth:`kheaders.processing.Processor.run` does.
         """
-        running = RUNNING.set(self)  # (this task's context: workers copy it)
-        try:
-            await self._run_all()
-        finally:
-            RUNNING.reset(running)
-        if self._error is not None:
-            raise self._error
+        with self._running():
+            running = RUNNING.set(self)  # (this task's context: workers copy it)
+            try:
+                await self._run_all()
+            finally:
+                RUNNING.reset(running)
+            if self._error is not None:
+                raise self._error
 
     async def _run_all(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -109,8 +120,7 @@ class AIOProcessor(ProcessorBase):
                 on_revoke=self._on_revoke,
                 on_lost=self._on_lost,
             )
-            with stop_on_signals(self.stop, self.handle_signals):
-                await self._read(consumer)
+            await self._read(consumer)
         finally:
             await self._shutdown(consumer, producer)
 

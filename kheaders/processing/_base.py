@@ -3,16 +3,14 @@ stopping and signals."""
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Message, TopicPartition
 
 from kheaders._errors import ConfigurationError
+from kheaders._runner import Runner
 from kheaders.deadletter import DeadLetter
 from kheaders.deadletter._config import dead_letter_option
 from kheaders.processing import _validate as _v
@@ -29,26 +27,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
 Handler = Callable[[Message], Any]
-SIGNALS = (signal.SIGTERM, signal.SIGINT)
 COMMITTED_TIMEOUT = 10.0
 """Seconds to wait for the committed offsets of newly assigned partitions."""
-
-
-@contextmanager
-def stop_on_signals(stop: Callable[[], None], enabled: bool) -> Iterator[None]:
-    """SIGTERM and SIGINT call ``stop`` while inside, when ``enabled`` and on the main thread
-    (the only thread Python delivers signals to); the previous handlers come back after."""
-    if not enabled or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.getsignal(s) for s in SIGNALS}
-    for sig in previous:
-        signal.signal(sig, lambda *_: stop())
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def _retry_option(retry: object) -> RetryTopics | None:
@@ -79,7 +59,7 @@ def _check_in_place(retry: RetryTopics | None, config: Mapping[str, object]) -> 
         )
 
 
-class ProcessorBase:
+class ProcessorBase(Runner):
     """The options and state of a processor (see :class:`kheaders.processing.Processor`)."""
 
     def __init__(
@@ -149,25 +129,23 @@ class ProcessorBase:
             commit_interval=commit_interval,
             keep_timestamps=keep_timestamps,
         )
-        self._stop = threading.Event()
+        Runner.__init__(self, handle_signals=handle_signals)
         self._error: BaseException | None = None
         """What stops ``run()`` with an error (raised once shut down)."""
         self.commit_interval = commit_interval
         self.poll_timeout = poll_timeout
         self.batch_size = batch_size
         self.shutdown_timeout = shutdown_timeout
-        self.handle_signals = handle_signals
         self.keep_timestamps = keep_timestamps
 
     def stop(self) -> None:
         """Ask ``run()`` to finish the record in hand, commit and return (any thread)."""
         self._engine.stopping = True  # (one flag write: safe from any thread)
-        self._stop.set()
+        super().stop()
 
-    @property
-    def stopping(self) -> bool:
-        """Whether ``stop()`` was called (or a signal arrived)."""
-        return self._stop.is_set()
+    def _stop_spent(self) -> None:
+        super()._stop_spent()
+        self._engine.stopping = False
 
     def _in_place_try(self, msg: Message) -> int:
         """Quick attempts in place already made for ``msg`` (see ``delivery()``)."""

@@ -40,7 +40,6 @@ from kheaders.processing._base import (
     Handler,
     now_ms,
     partitions_of,
-    stop_on_signals,
 )
 from kheaders.processing._core import HeadersFilter
 from kheaders.processing._delivery import RUNNING
@@ -171,29 +170,29 @@ class ExactlyOnceProcessor(Processor):
         ``transactional_id``, or :data:`MAX_ABORTS` aborted transactions in a row;
         BrokerUnavailableError when the cluster cannot be reached at start.
         """
-        self._prepare_topics()
-        producer = self._producer = Producer(self._producer_config)
-        txn = self._txn = Transactions(producer, self.transactional_id, self.stop)
-        consumer: Consumer | None = None
-        try:
-            txn.init()
-            consumer = self._consumer = Consumer(self._consumer_config)
-            consumer.subscribe(
-                self._core.all_topics(),
-                on_assign=self._on_assign,
-                on_revoke=self._on_revoke,
-                on_lost=self._on_lost,
-            )
-            running = RUNNING.set(self)
+        with self._running():
+            self._prepare_topics()
+            producer = self._producer = Producer(self._producer_config)
+            txn = self._txn = Transactions(producer, self.transactional_id, self.stop)
+            consumer: Consumer | None = None
             try:
-                with stop_on_signals(self.stop, self.handle_signals):
+                txn.init()
+                consumer = self._consumer = Consumer(self._consumer_config)
+                consumer.subscribe(
+                    self._core.all_topics(),
+                    on_assign=self._on_assign,
+                    on_revoke=self._on_revoke,
+                    on_lost=self._on_lost,
+                )
+                running = RUNNING.set(self)
+                try:
                     self._batches(consumer, txn)
+                finally:
+                    RUNNING.reset(running)
             finally:
-                RUNNING.reset(running)
-        finally:
-            self._close(consumer, txn)
-        if self._error is not None:
-            raise self._error
+                self._close(consumer, txn)
+            if self._error is not None:
+                raise self._error
 
     def _batches(self, consumer: Consumer, txn: Transactions) -> None:
         engine, first_seen, producer = self._engine, self._first_seen, txn.producer

@@ -16,7 +16,6 @@ from kheaders.processing._base import (
     ProcessorBase,
     now_ms,
     partitions_of,
-    stop_on_signals,
 )
 from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
@@ -64,26 +63,26 @@ class Processor(ProcessorBase):
         BrokerUnavailableError (naming the bootstrap servers and the cause) when the cluster
         cannot be reached at start.
         """
-        self._prepare_topics()
-        producer = self._producer = Producer(self._producer_config)
-        consumer = self._consumer = Consumer(self._consumer_config)
-        try:
-            consumer.subscribe(
-                self._core.all_topics(),
-                on_assign=self._on_assign,
-                on_revoke=self._on_revoke,
-                on_lost=self._on_lost,
-            )
-            running = RUNNING.set(self)
+        with self._running():
+            self._prepare_topics()
+            producer = self._producer = Producer(self._producer_config)
+            consumer = self._consumer = Consumer(self._consumer_config)
             try:
-                with stop_on_signals(self.stop, self.handle_signals):
+                consumer.subscribe(
+                    self._core.all_topics(),
+                    on_assign=self._on_assign,
+                    on_revoke=self._on_revoke,
+                    on_lost=self._on_lost,
+                )
+                running = RUNNING.set(self)
+                try:
                     self._loop(consumer, producer)
+                finally:
+                    RUNNING.reset(running)
             finally:
-                RUNNING.reset(running)
-        finally:
-            self._shutdown(consumer, producer)
-        if self._error is not None:
-            raise self._error
+                self._shutdown(consumer, producer)
+            if self._error is not None:
+                raise self._error
 
     def _loop(self, consumer: Consumer, producer: Producer) -> None:
         engine, carry = self._engine, self._carry

@@ -23,7 +23,6 @@ Acknowledgements travel with the next fetch; releases and rejections are committ
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,12 +33,12 @@ from kheaders._client.admin import admin_client
 from kheaders._client.producer import Producer
 from kheaders._client.share import ACKNOWLEDGEMENT_MODE, EXPLICIT, ShareConsumer
 from kheaders._errors import ConfigurationError, DeserializationError, HeldFailuresError
-from kheaders._runner import connection_config
+from kheaders._runner import Runner, connection_config
 from kheaders.deadletter import DeadLetter
 from kheaders.deadletter._config import dead_letter_option
 from kheaders.processing import _observe
 from kheaders.processing import _validate as _v
-from kheaders.processing._base import now_ms, stop_on_signals
+from kheaders.processing._base import now_ms
 from kheaders.processing._core import Core, HeadersFilter
 from kheaders.processing._engine import Engine
 from kheaders.processing._observe import Observer, log
@@ -117,7 +116,7 @@ class _Batch:
         """Dead letters produced, each with its outcome once reported (None: written)."""
 
 
-class ShareProcessor:
+class ShareProcessor(Runner):
     """Reads ``topics`` as share group ``config['group.id']`` and calls ``handler(msg)`` once
     per delivery; ``msg.delivery_count()`` is the attempt (1 first). See the module doc for
     what happens to a record after its handler returned or raised.
@@ -206,10 +205,9 @@ class ShareProcessor:
         self._observer = Observer(self._group, tracer_provider, meter_provider)
         self.poll_timeout = poll_timeout
         self.shutdown_timeout = shutdown_timeout
-        self.handle_signals = handle_signals
         self.keep_timestamps = keep_timestamps
         self._engine = Engine(self._core, self._observer)
-        self._stop = threading.Event()
+        Runner.__init__(self, handle_signals=handle_signals)
         self._error: BaseException | None = None
         self._consumer: ShareConsumer | None = None
         self._producer: Producer | None = None
@@ -222,12 +220,7 @@ class ShareProcessor:
         """Ask ``run()`` to finish the record in hand, release the rest and return (any
         thread)."""
         self._engine.stopping = True
-        self._stop.set()
-
-    @property
-    def stopping(self) -> bool:
-        """Whether ``stop()`` was called (or a signal arrived)."""
-        return self._stop.is_set()
+        super().stop()
 
     def run(self) -> None:
         """Process until stopped, then close the clients (acknowledgements committed).
@@ -237,28 +230,30 @@ class ShareProcessor:
         cannot be reached at start; ProcessingError for a handler slower than
         ``max.poll.interval.ms``.
         """
-        last = self._redelivery.last_attempt(group_settings(self._config, self._group))
-        core = self._core = self._core_for(last)
-        dead = core.dead_letter
-        assert dead is not None
-        mains = list(core.main_of)
-        core.partitions = prepare_topics(
-            self._config, {t: [dead.topic_for(t)] for t in mains}, create=True
-        )
-        engine = self._engine = Engine(core, self._observer, keep_timestamps=self.keep_timestamps)
-        if self._stop.is_set():
-            engine.stopping = True
-        producer = self._producer = Producer(self._producer_config)
-        consumer = self._consumer = ShareConsumer(self._consumer_config)
-        consumer.set_acknowledgement_commit_callback(_log_refused)
-        try:
-            consumer.subscribe(mains)
-            with stop_on_signals(self.stop, self.handle_signals):
+        with self._running():
+            last = self._redelivery.last_attempt(group_settings(self._config, self._group))
+            core = self._core = self._core_for(last)
+            dead = core.dead_letter
+            assert dead is not None
+            mains = list(core.main_of)
+            core.partitions = prepare_topics(
+                self._config, {t: [dead.topic_for(t)] for t in mains}, create=True
+            )
+            engine = self._engine = Engine(
+                core, self._observer, keep_timestamps=self.keep_timestamps
+            )
+            if self._stop.is_set():
+                engine.stopping = True
+            producer = self._producer = Producer(self._producer_config)
+            consumer = self._consumer = ShareConsumer(self._consumer_config)
+            consumer.set_acknowledgement_commit_callback(_log_refused)
+            try:
+                consumer.subscribe(mains)
                 self._loop(consumer)
-        finally:
-            self._shutdown(consumer, producer)
-        if self._error is not None:
-            raise self._error
+            finally:
+                self._shutdown(consumer, producer)
+            if self._error is not None:
+                raise self._error
 
     def _loop(self, consumer: ShareConsumer) -> None:
         engine = self._engine
