@@ -33,14 +33,19 @@ _MOVED = frozenset(("DeadLetter", "KHEADERS", "SPRING", "describe", "without_ret
 
 def __getattr__(name: str) -> object:
     """The names that moved to :mod:`kheaders.deadletter`, with a DeprecationWarning."""
-    if name not in _MOVED:
+    if name not in _MOVED and name != "spring_headers":
         raise AttributeError(f"module 'kheaders.processing' has no attribute {name!r}")
-    import kheaders.deadletter
+    import importlib
 
+    new = "spring" if name == "spring_headers" else name
     _warnings.warn(
-        f"kheaders.processing.{name} moved to kheaders.deadletter.{name}; the old name will be"
+        f"kheaders.processing.{name} moved to kheaders.deadletter.{new}; the old name will be"
         " removed in the next release",
         DeprecationWarning,
         stacklevel=2,
     )
-    return getattr(kheaders.deadletter, name)
+    if name == "spring_headers":  # the old module, its own warning said once (just above)
+        with _warnings.catch_warnings():
+            _warnings.simplefilter("ignore", DeprecationWarning)
+            return importlib.import_module("kheaders.processing.spring_headers")
+    return getattr(importlib.import_module("kheaders.deadletter"), name)
