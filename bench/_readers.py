@@ -42,7 +42,7 @@ def read_raw(consumer: Any, n: int) -> int:
 
 def read_kheaders(consumer: Any, n: int) -> int:
     """kheaders loop: every record's Headers and its trace parent; return how many had one."""
-    from kheaders import extract_trace_parent
+    from kheaders.tracecontext import extract_trace_parent
 
     consume = consumer.consume
     got = seen = 0

@@ -78,7 +78,7 @@ def build(name: str, size: int) -> Callable[[int], object]:
 
     if name == "parse traceparent":
         from bench._workload import workload
-        from kheaders import parse_traceparent
+        from kheaders.tracecontext import parse_traceparent
 
         values = [h[0][1] for h in workload(WARMUP + size).headers]
         state = {"at": 0}

@@ -147,12 +147,15 @@ def mirror_copy(
 ) -> float:
     """Seconds for a Mirror to copy ``records`` records (first acknowledged to last)."""
     mirror = Mirror(
-        source,
+        {
+            "bootstrap.servers": source,
+            "group.id": f"bench-{uuid.uuid4().hex[:6]}",
+            "session.timeout.ms": 6000,
+            "heartbeat.interval.ms": 500,
+        },
         target,
         [topic],
         table,
-        group_id=f"bench-{uuid.uuid4().hex[:6]}",
-        consumer_config={"session.timeout.ms": 6000, "heartbeat.interval.ms": 500},
         producer_config={**PRODUCER, **(producer_config or {})},
         max_in_flight=100_000,
     )

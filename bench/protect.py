@@ -6,7 +6,7 @@ Contenders, each a kheaders client on the same broker in the same process (round
 the best round of each counts): ``plain`` (no serializers: the clients' lean path),
 ``serialized`` (pass-through Bytes key and value (de)serializers: the path every record with
 a serializer takes, unprotected), ``encrypted`` (AES-256-GCM through RecordKeySerializer +
-ProtectingSerializer, one bound header), and ``encrypted+signed`` (also Ed25519).
+ProtectedSerializer, one bound header), and ``encrypted+signed`` (also Ed25519).
 Produce is timed from the first ``produce`` to the end of ``flush`` (wall clock);
 consume from ``assign`` to the last record of ``consume(1000)`` batches (values read). Both are
 also given in CPU time of the calling thread (kheaders' and the protection's own work,
@@ -30,11 +30,11 @@ from confluent_kafka import TopicPartition
 from kheaders import BytesDeserializer, BytesSerializer, Consumer, Producer
 from kheaders.broker import create_topic, find_or_start_broker
 from kheaders.protect import (
-    ProtectingSerializer,
+    ProtectedDeserializer,
+    ProtectedSerializer,
     RecordKeyDeserializer,
     RecordKeySerializer,
     StaticKeyring,
-    UnprotectingDeserializer,
     public_key_of,
 )
 
@@ -60,7 +60,7 @@ def serializers(kind: str) -> dict[str, Any]:
     signing = SIGNING if kind == "encrypted+signed" else None
     return {
         "key_serializer": RecordKeySerializer(),
-        "value_serializer": ProtectingSerializer(
+        "value_serializer": ProtectedSerializer(
             keyring=AES, signing_keyring=signing, bound_headers=["tenant"]
         ),
     }
@@ -74,7 +74,7 @@ def deserializers(kind: str) -> dict[str, Any]:
     verify = VERIFY if kind == "encrypted+signed" else None
     return {
         "key_deserializer": RecordKeyDeserializer(),
-        "value_deserializer": UnprotectingDeserializer(keyring=AES, verify_keyring=verify),
+        "value_deserializer": ProtectedDeserializer(keyring=AES, verify_keyring=verify),
     }
 
 

@@ -3,21 +3,29 @@
 # first: decides between the compiled core and its Python before any of its modules loads
 from kheaders._compiled import COMPILED  # isort: skip
 from kheaders import _public
-from kheaders._client.chain import (
-    Closeable,
-    Configurable,
-    InterceptorChain,
-    OnAcknowledgement,
-    OnCommit,
-    OnConsume,
-    OnSend,
+from kheaders._client.consumer import (
+    Consumer,
+    wrap_consumer,
 )
-from kheaders._client.consumer import Consumer, wrap_consumer
-from kheaders._client.producer import Producer, wrap_producer
-from kheaders._client.records import ProducerRecord, RecordMetadata
+from kheaders._client.producer import (
+    Producer,
+    wrap_producer,
+)
+from kheaders._client.records import (
+    ProducerRecord,
+    RecordMetadata,
+)
 from kheaders._codec.protocol import ValueCodec
 from kheaders._codec.struct import TaggedStruct
-from kheaders._codec.values import BOOL, JSON, LONG, TEXT, TEXT_LENIENT, UUID, VARLONG
+from kheaders._codec.values import (
+    BOOL,
+    JSON,
+    LONG,
+    TEXT,
+    TEXT_LENIENT,
+    UUID,
+    VARLONG,
+)
 from kheaders._errors import (
     BrokerUnavailableError,
     CloudEventError,
@@ -35,23 +43,13 @@ from kheaders._errors import (
     UnmirrorableRecordError,
 )
 from kheaders._logsetup import configure_logging
-from kheaders._model.headers import Header, Headers, HeaderTypes, HeaderValue
+from kheaders._model.headers import (
+    Header,
+    Headers,
+    HeaderTypes,
+    HeaderValue,
+)
 from kheaders._model.limits import HeaderLimits
-from kheaders._model.redact import (
-    Redactor,
-    is_sensitive,
-    printable,
-    render_headers,
-    render_value,
-)
-from kheaders._model.traceparent import (
-    TraceParent,
-    extract_trace_parent,
-    extract_trace_state,
-    format_tracestate,
-    parse_traceparent,
-    parse_tracestate,
-)
 from kheaders._serde.builtin import (
     CONTENT_TYPE,
     BytesDeserializer,
@@ -79,8 +77,16 @@ from kheaders._serde.json import (
     JsonSerializer,
     media_type,
 )
-from kheaders._serde.protocols import Deserializer, Serializer
+from kheaders._serde.protocols import (
+    Deserializer,
+    Serializer,
+)
 from kheaders._settings import config_bool
+
+# the public modules of moved names: imported here so that their classes name them at once
+from kheaders import hooks as hooks  # isort: skip
+from kheaders import redaction as redaction  # isort: skip
+from kheaders import tracecontext as tracecontext  # isort: skip
 
 __version__ = "0.1.0"
 
@@ -97,9 +103,7 @@ __all__ = [
     "BrokerUnavailableError",
     "BytesDeserializer",
     "BytesSerializer",
-    "Closeable",
     "CloudEventError",
-    "Configurable",
     "ConfigurationError",
     "Consumer",
     "ContentTypeDeserializer",
@@ -120,23 +124,17 @@ __all__ = [
     "IntegerDeserializer",
     "IntegerSerializer",
     "IntegrityError",
-    "InterceptorChain",
     "InvalidNameError",
     "JsonDeserializer",
     "JsonSerializer",
     "KHeadersError",
     "LongDeserializer",
     "LongSerializer",
-    "OnAcknowledgement",
-    "OnCommit",
-    "OnConsume",
-    "OnSend",
     "ProcessingError",
     "Producer",
     "ProducerRecord",
     "ReadOnlyHeadersError",
     "RecordMetadata",
-    "Redactor",
     "SerializationError",
     "Serializer",
     "StringDeserializer",
@@ -144,45 +142,43 @@ __all__ = [
     "TaggedStruct",
     "ToConfluentDeserializer",
     "ToConfluentSerializer",
-    "TraceParent",
     "UnmirrorableRecordError",
     "ValueCodec",
     "__version__",
     "config_bool",
     "configure_logging",
-    "extract_trace_parent",
-    "extract_trace_state",
-    "format_tracestate",
     "from_confluent",
-    "is_sensitive",
     "media_type",
-    "parse_traceparent",
-    "parse_tracestate",
-    "printable",
-    "render_headers",
-    "render_value",
     "to_confluent",
     "wrap_consumer",
     "wrap_producer",
 ]
 _public.claim(__name__, globals())
 
-_MOVED = frozenset(("DeadLetterPublisher", "dead_letter_headers"))
-
-
-def __getattr__(name: str) -> object:
-    """The dead-letter names that moved to :mod:`kheaders.deadletter`, with a
-    DeprecationWarning (for one release)."""
-    if name not in _MOVED:
-        raise AttributeError(f"module 'kheaders' has no attribute {name!r}")
-    import warnings
-
-    import kheaders.deadletter
-
-    warnings.warn(
-        f"kheaders.{name} moved to kheaders.deadletter.{name}; the old name will be removed"
-        " in the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(kheaders.deadletter, name)
+# Names that moved to their own public modules in 0.2; the old ones warn for one release.
+__getattr__ = _public.moved(
+    __name__,
+    {
+        "DeadLetterPublisher": "kheaders.deadletter.DeadLetterPublisher",
+        "dead_letter_headers": "kheaders.deadletter.dead_letter_headers",
+        "Closeable": "kheaders.hooks.Closeable",
+        "Configurable": "kheaders.hooks.Configurable",
+        "InterceptorChain": "kheaders.hooks.InterceptorChain",
+        "OnAcknowledgement": "kheaders.hooks.OnAcknowledgement",
+        "OnCommit": "kheaders.hooks.OnCommit",
+        "OnConsume": "kheaders.hooks.OnConsume",
+        "OnSend": "kheaders.hooks.OnSend",
+        "Redactor": "kheaders.redaction.Redactor",
+        "is_sensitive": "kheaders.redaction.is_sensitive",
+        "printable": "kheaders.redaction.printable",
+        "render_headers": "kheaders.redaction.render_headers",
+        "render_value": "kheaders.redaction.render_value",
+        "TraceParent": "kheaders.tracecontext.TraceParent",
+        "extract_trace_parent": "kheaders.tracecontext.extract_trace_parent",
+        "extract_trace_state": "kheaders.tracecontext.extract_trace_state",
+        "format_tracestate": "kheaders.tracecontext.format_tracestate",
+        "parse_traceparent": "kheaders.tracecontext.parse_traceparent",
+        "parse_tracestate": "kheaders.tracecontext.parse_tracestate",
+    },
+    since="0.2",
+)

@@ -8,7 +8,9 @@ A foundation module, like ``_errors``: each public package's ``__init__`` calls
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import importlib
+import warnings
+from collections.abc import Callable, Mapping
 
 
 def is_private(module: str) -> bool:
@@ -24,3 +26,26 @@ def claim(module: str, namespace: Mapping[str, object]) -> None:
         obj = namespace[name]
         if isinstance(obj, type) and is_private(obj.__module__):
             obj.__module__ = module
+
+
+def moved(module: str, homes: Mapping[str, str], since: str) -> Callable[[str], object]:
+    """A module ``__getattr__`` for names that left ``module`` or were renamed (``homes``:
+    old name -> the full dotted name of the same object now, in a public module): the old
+    name still gives that object, with a DeprecationWarning pointing at the line that used
+    it; any other name raises AttributeError as usual. The old names stay out of
+    ``dir(module)`` and ``__all__``."""
+
+    def moved_name(name: str) -> object:
+        new = homes.get(name)
+        if new is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        home, _, attribute = new.rpartition(".")
+        warnings.warn(
+            f"{module}.{name} is {new} since {since}: import that"
+            " (the old name goes in the next release)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(home), attribute)
+
+    return moved_name

@@ -1,5 +1,7 @@
 """Old import paths keep working for a release, with a DeprecationWarning, and give the same
-objects as the new ones: the top-level ``interceptors`` package is now ``kheaders.interceptors``.
+objects as the new ones: the top-level ``interceptors`` package is now ``kheaders.interceptors``;
+trace-context parsing, redaction helpers and the hook protocols left the top level for
+``kheaders.tracecontext``, ``kheaders.redaction`` and ``kheaders.hooks``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import kheaders
 import kheaders.interceptors
 from kheaders import Producer, ProducerRecord
 
@@ -100,6 +103,119 @@ def test_the_new_names_never_warn() -> None:
         importlib.reload(kheaders.interceptors.tracing)
         Producer(config).close(timeout=0)
     assert "interceptors" not in sys.modules
+
+
+# Names that left the top level for their own public modules in 0.2.
+MOVED_FROM_TOP = {
+    "kheaders.hooks": [
+        "Closeable",
+        "Configurable",
+        "InterceptorChain",
+        "OnAcknowledgement",
+        "OnCommit",
+        "OnConsume",
+        "OnSend",
+    ],
+    "kheaders.redaction": [
+        "Redactor",
+        "is_sensitive",
+        "printable",
+        "render_headers",
+        "render_value",
+    ],
+    "kheaders.tracecontext": [
+        "TraceParent",
+        "extract_trace_parent",
+        "extract_trace_state",
+        "format_tracestate",
+        "parse_traceparent",
+        "parse_tracestate",
+    ],
+}
+TOP_MOVES = [(home, name) for home, names in MOVED_FROM_TOP.items() for name in names]
+
+
+def test_each_new_module_exports_exactly_the_moved_names() -> None:
+    for home, names in MOVED_FROM_TOP.items():
+        assert sorted(importlib.import_module(home).__all__) == sorted(names)
+
+
+@pytest.mark.parametrize(("home", "name"), TOP_MOVES)
+def test_a_moved_top_level_name_warns_at_the_using_line_and_is_the_same_object(
+    home: str, name: str
+) -> None:
+    with pytest.warns(
+        DeprecationWarning, match=rf"kheaders\.{name} is {home}\.{name} since 0\.2"
+    ) as caught:
+        old = getattr(kheaders, name)
+    assert [w.filename for w in caught] == [__file__]
+    assert old is getattr(importlib.import_module(home), name)
+    assert name not in kheaders.__all__
+    assert name not in dir(kheaders)
+
+
+def test_a_from_import_of_a_moved_name_warns_at_the_importing_line() -> None:
+    with pytest.warns(DeprecationWarning, match="kheaders.tracecontext") as caught:
+        from kheaders import TraceParent
+    assert {w.filename for w in caught} == {__file__}
+    assert TraceParent is kheaders.tracecontext.TraceParent
+
+
+def test_a_moved_class_names_its_new_module() -> None:
+    assert kheaders.tracecontext.TraceParent.__module__ == "kheaders.tracecontext"
+    assert kheaders.redaction.Redactor.__module__ == "kheaders.redaction"
+    assert kheaders.hooks.InterceptorChain.__module__ == "kheaders.hooks"
+
+
+def test_an_unknown_top_level_name_is_still_an_attribute_error() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(AttributeError, match="no_such_name"):
+            _ = kheaders.no_such_name
+        assert not hasattr(kheaders, "TraceParnet")  # a typo is no moved name
+
+
+def test_the_new_homes_never_warn() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        for home, names in MOVED_FROM_TOP.items():
+            module = importlib.import_module(home)
+            for name in names:
+                getattr(module, name)
+
+
+RENAMED_SERDE = {
+    "ProtectingSerializer": "ProtectedSerializer",
+    "UnprotectingDeserializer": "ProtectedDeserializer",
+}
+
+
+@pytest.mark.parametrize(("old", "new"), sorted(RENAMED_SERDE.items()))
+def test_a_renamed_serializer_warns_and_is_the_same_class(old: str, new: str) -> None:
+    protect = importlib.import_module("kheaders.protect")
+    with pytest.warns(DeprecationWarning, match=rf"kheaders\.protect\.{old} is") as caught:
+        cls = getattr(protect, old)
+    assert [w.filename for w in caught] == [__file__]
+    assert cls is getattr(protect, new)
+    assert cls.__name__ == new
+    assert old not in protect.__all__
+
+
+def test_an_old_serializer_name_in_config_still_resolves() -> None:
+    """``value.serializer`` names a class by its dotted path: the old path still finds the
+    class (which, without keys in the environment, refuses to build, naming its new name)."""
+    config = {
+        "bootstrap.servers": "127.0.0.1:9",  # nothing listens: nothing is sent
+        "value.serializer": "kheaders.protect.ProtectingSerializer",
+    }
+    with (
+        pytest.warns(DeprecationWarning, match="ProtectedSerializer"),
+        pytest.raises(
+            kheaders.ConfigurationError,
+            match=r"value\.serializer: building kheaders\.protect\.ProtectedSerializer\(\)",
+        ),
+    ):
+        Producer(config)
 
 
 # -- dead letters: one home, kheaders.deadletter ----------------------------------------------

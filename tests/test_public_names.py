@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import pickle
 import pkgutil
+import re
 from types import ModuleType
 
 import pytest
@@ -52,6 +53,9 @@ def test_the_walk_covers_every_public_package() -> None:
         "kheaders.spark",
         "kheaders.interceptors.tracing",
         "kheaders.interceptors.metrics",
+        "kheaders.tracecontext",
+        "kheaders.redaction",
+        "kheaders.hooks",
     } <= exported
 
 
@@ -118,3 +122,109 @@ def test_a_number_as_a_header_value_points_at_the_typed_values(value: object, co
     assert f"Headers.add_value('version', v, kheaders.{codec})" in str(caught.value)
     with pytest.raises(TypeError, match="add_value"):
         Headers([("version", value)])  # type: ignore[list-item]
+
+
+TOP_LEVEL = {
+    "clients": {
+        "Consumer",
+        "Producer",
+        "ProducerRecord",
+        "RecordMetadata",
+        "wrap_consumer",
+        "wrap_producer",
+    },
+    "headers and typed values": {
+        "BOOL",
+        "JSON",
+        "LONG",
+        "TEXT",
+        "TEXT_LENIENT",
+        "UUID",
+        "VARLONG",
+        "Header",
+        "HeaderLimits",
+        "HeaderTypes",
+        "HeaderValue",
+        "Headers",
+        "TaggedStruct",
+        "ValueCodec",
+    },
+    "serde": {
+        "CONTENT_TYPE",
+        "BytesDeserializer",
+        "BytesSerializer",
+        "ContentTypeDeserializer",
+        "Deserializer",
+        "DoubleDeserializer",
+        "DoubleSerializer",
+        "FromConfluentDeserializer",
+        "FromConfluentSerializer",
+        "IntegerDeserializer",
+        "IntegerSerializer",
+        "JsonDeserializer",
+        "JsonSerializer",
+        "LongDeserializer",
+        "LongSerializer",
+        "Serializer",
+        "StringDeserializer",
+        "StringSerializer",
+        "ToConfluentDeserializer",
+        "ToConfluentSerializer",
+        "from_confluent",
+        "media_type",
+        "to_confluent",
+    },
+    "setup": {"COMPILED", "__version__", "config_bool", "configure_logging"},
+}
+"""What ``import kheaders`` offers, by concept: the names most users need. Trace-context
+parsing, redaction and the hook protocols have their own modules (``kheaders.tracecontext``,
+``kheaders.redaction``, ``kheaders.hooks``); runners live in their packages."""
+
+
+def test_the_top_level_holds_the_names_users_need_and_every_error() -> None:
+    errors = {n for n in kheaders.__all__ if n.endswith("Error")}
+    assert all(issubclass(getattr(kheaders, n), kheaders.KHeadersError) for n in errors)
+    expected = set().union(*TOP_LEVEL.values())
+    assert set(kheaders.__all__) - errors == expected
+
+
+def test_no_trace_context_redaction_or_hook_name_is_at_the_top_level() -> None:
+    for module in ("kheaders.tracecontext", "kheaders.redaction", "kheaders.hooks"):
+        assert not set(importlib.import_module(module).__all__) & set(kheaders.__all__)
+
+
+VERB = re.compile(r"[a-z]{3,}ing$")
+"""A stem ending in a present participle (``Protecting``; ``String`` is a noun)."""
+
+
+def _serde_classes() -> list[tuple[str, str]]:
+    """(module, name) of every public class with a ``serialize`` or ``deserialize`` method
+    (the protocols themselves left out)."""
+    protocols = {kheaders.Serializer, kheaders.Deserializer}
+    return sorted(
+        {
+            (module, name)
+            for module, name, cls in _public_classes()
+            if cls not in protocols
+            and (
+                callable(getattr(cls, "serialize", None))
+                or callable(getattr(cls, "deserialize", None))
+            )
+        }
+    )
+
+
+def test_every_serializer_is_named_for_its_format() -> None:
+    """One pattern: ``<Format>Serializer`` / ``<Format>Deserializer``, the stem a noun for
+    what the bytes are (``Json``, ``Protected``, ``CloudEvent``), never a verb
+    (``ProtectingSerializer`` was renamed); a pair shares its stem."""
+    found = _serde_classes()
+    assert ("kheaders.protect", "ProtectedSerializer") in found
+    wrong = []
+    for module, name in found:
+        cls = getattr(importlib.import_module(module), name)
+        suffix = "Deserializer" if callable(getattr(cls, "deserialize", None)) else "Serializer"
+        stem = name.removesuffix(suffix)
+        if stem == name or not stem or VERB.search(stem):
+            wrong.append(f"{module}.{name}")
+    assert not wrong, wrong

@@ -1,72 +1,13 @@
-"""The package stays mypy --strict and ruff clean (run as part of the suite so CI enforces it)."""
+"""Checks on the source tree that the static tools do not make: py.typed shipped, private
+fields read only by their owners, no import cycles. (mypy --strict, ruff and the import
+contracts are stages of .ci/run, outside the pytest run.)"""
 
 from __future__ import annotations
 
 import ast
-import shutil
-import subprocess
-import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _tool(name: str) -> str:
-    """A console script of the dev extra, beside this interpreter (or on PATH)."""
-    found = Path(sys.executable).with_name(name)
-    if found.exists():
-        return str(found)
-    on_path = shutil.which(name)
-    if on_path is None:
-        pytest.fail(f"{name} is not installed: it is part of the dev extra")
-    return on_path
-
-
-CHECKS: dict[str, Callable[[], list[str]]] = {
-    "mypy": lambda: [sys.executable, "-m", "mypy", "--strict", "kheaders", "interceptors"],
-    "ruff": lambda: [_tool("ruff"), "check", "kheaders", "interceptors"],
-    # the import contracts in pyproject.toml (layers, no kheaders -> interceptors imports)
-    "lint-imports": lambda: [_tool("lint-imports"), "--no-cache"],
-}
-
-
-@pytest.fixture(scope="module")
-def checks() -> Iterator[dict[str, subprocess.Popen[str]]]:
-    """mypy, ruff and lint-imports started together, once: each test waits for its own."""
-    started = {
-        name: subprocess.Popen(
-            command(), cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-        )
-        for name, command in CHECKS.items()
-    }
-    try:
-        yield started
-    finally:
-        for process in started.values():
-            if process.poll() is None:
-                process.kill()
-            process.communicate()
-
-
-def _clean(process: subprocess.Popen[str]) -> None:
-    output, _ = process.communicate(timeout=240)
-    assert process.returncode == 0, output
-
-
-def test_mypy_strict_is_clean(checks: dict[str, subprocess.Popen[str]]) -> None:
-    _clean(checks["mypy"])
-
-
-def test_ruff_is_clean(checks: dict[str, subprocess.Popen[str]]) -> None:
-    _clean(checks["ruff"])
-
-
-def test_layer_contracts_hold(checks: dict[str, subprocess.Popen[str]]) -> None:
-    """The import contracts in pyproject.toml (layers, no kheaders -> interceptors imports)."""
-    _clean(checks["lint-imports"])
 
 
 def test_package_ships_py_typed() -> None:

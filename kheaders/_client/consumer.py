@@ -34,12 +34,12 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import KafkaError, Message, TopicPartition
 
-from kheaders import _telemetry
 from kheaders._client.chain import InterceptorChain
 from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_log
 from kheaders._client.config import resolve
+from kheaders._client.deserializing import deserialize
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
-from kheaders._errors import DeserializationError, IntegrityError, held_failures
+from kheaders._errors import DeserializationError, held_failures
 from kheaders._model.headers import (
     consumed_of,
     received,
@@ -212,26 +212,7 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         raw_value = msg.value()
         headers = received_consumed(raw_headers or (), raw_key, raw_value)
         msg.set_headers(headers)
-        topic = msg.topic() or ""
-        field = "key"
-        try:
-            key = kd(topic, headers, raw_key) if kd is not None else None
-            field = "value"
-            value = vd(topic, headers, raw_value) if vd is not None else None
-        except Exception as exc:
-            _telemetry.deserialization_failed(topic, field)
-            # a protected record refused (kheaders.protect) stays an IntegrityError
-            kind = IntegrityError if isinstance(exc, IntegrityError) else DeserializationError
-            raise kind(
-                f"{field} deserializer failed for the record at topic {topic!r} partition"
-                f" {msg.partition()} offset {msg.offset()}: {type(exc).__name__}: {exc}",
-                message=msg,
-                field=field,
-            ) from exc
-        if kd is not None:
-            msg.set_key(key)
-        if vd is not None:
-            msg.set_value(value)
+        deserialize(msg, headers, kd, vd)
 
     def poll(self, timeout: float = -1) -> Message | None:
         """The next record or event, or ``None`` on timeout (or when interceptors dropped it).

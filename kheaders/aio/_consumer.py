@@ -7,7 +7,11 @@ paid for them), when nothing that read could serve needs another thread (see
 consumer, which runs the kheaders Consumer's calls in order (its deserializers and
 interceptors included) in slices of at most ``SLICE`` seconds, so a cancelled
 ``await poll(10)`` raises CancelledError at once and its slice ends shortly after. What a
-cancelled slice still returns is kept, in order, for the next read: never lost.
+cancelled slice still returns is kept, in order, for the next read: never lost; a cancelled
+read that has not started is dropped, and a read ends its wait as soon as any read landed
+records. confluent-kafka lets one thread at a time into a client (a call from a second
+thread sleeps until none is in, however long the first keeps calling): so nothing runs on the
+loop thread while the worker may be inside librdkafka (see :meth:`AIOConsumer._store_handed`).
 
 Records reach the application through ``poll``, ``consume`` and ``async for``; the last
 reads ahead in batches. So that read-ahead never counts as consumed, the consumer stores a
@@ -122,6 +126,8 @@ class AIOConsumer(AsyncClosing):
         self._prefetch: concurrent.futures.Future[tuple[list[Item], int]] | None = None
         self._prefetched: asyncio.Future[None] | None = None  # lands the prefetch
         self._reading = 0  # worker reads submitted whose items have not landed yet
+        self._busy = 0  # consumer calls submitted to the worker and not yet seen done here
+        self._waiters: list[asyncio.Future[None]] = []  # reads waiting for a landing
         self._generation = 0  # bumped by seek and close: reads in flight then land nothing
         self._loop_reads = loop_reads_allowed(conf, self._sync)
         self._rebalancing = False  # rebalance callbacks given to subscribe
@@ -156,6 +162,7 @@ class AIOConsumer(AsyncClosing):
     def _raise_later(self, exc: BaseException) -> None:
         self._ahead.append(exc)
         self._bad += 1
+        self._wake()
 
     def _fetch(self, num: int, timeout: float) -> tuple[list[Item], int]:
         """One bounded read, in reading order; failures become items. On the worker thread,
@@ -201,6 +208,7 @@ class AIOConsumer(AsyncClosing):
         (the worker's reads end, and land, in the order they were submitted), whether or
         not their caller still waits: a cancelled read loses nothing."""
         self._reading -= 1
+        self._busy -= 1
         if generation == self._generation and not cf.cancelled():
             exc = cf.exception()
             if exc is not None:
@@ -212,6 +220,7 @@ class AIOConsumer(AsyncClosing):
                 self._bad += bad
         if not landed.done():
             landed.set_result(None)
+        self._wake()
 
     def _submit(
         self, num: int, timeout: float
@@ -222,6 +231,7 @@ class AIOConsumer(AsyncClosing):
         generation = self._generation
         cf = self._worker.submit(self._fetch, num, timeout)
         self._reading += 1
+        self._busy += 1
 
         def done(cf: concurrent.futures.Future[tuple[list[Item], int]]) -> None:
             with contextlib.suppress(RuntimeError):  # the loop is closed: nobody reads
@@ -231,15 +241,35 @@ class AIOConsumer(AsyncClosing):
         return cf, landed
 
     async def _read(self, num: int, timeout: float) -> None:
-        """One slice read on the worker (or the prefetched one); its items land in order."""
+        """One slice read on the worker (or the prefetched one); its items land in order.
+
+        Returns once it landed, or earlier once items of an earlier read landed (a cancelled
+        caller's: its read still lands, see ``_land``). A cancelled caller's read that has
+        not started yet is dropped: it would hold the worker for a slice, for nobody.
+        """
+        cf = self._prefetch
         landed = self._prefetched
         self._prefetch = self._prefetched = None
         if landed is None:
-            landed = self._submit(num, timeout)[1]
+            cf, landed = self._submit(num, timeout)
         try:
-            await landed  # cancelled: the read still lands (see _land)
+            while not landed.done() and not self._ahead:
+                waiter = self._loop.create_future()
+                self._waiters.append(waiter)
+                await waiter
+        except asyncio.CancelledError:
+            if cf is not None:
+                cf.cancel()  # not started: never runs, lands nothing; else it lands
+            raise
         finally:
             self._turned = _clock()
+
+    def _wake(self) -> None:
+        """Wake the reads waiting: something landed."""
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
 
     def _read_here(self, num: int) -> None:
         """Read what librdkafka already holds, on the loop thread, in a copy of the calling
@@ -258,7 +288,7 @@ class AIOConsumer(AsyncClosing):
 
     def _may_read_here(self) -> bool:
         """A read on the loop thread, now: allowed, and nothing read ahead or in flight."""
-        return self._reads_here and not self._reading and not self._ahead and not self._closed
+        return self._reads_here and not self._busy and not self._ahead and not self._closed
 
     async def _read_ready(self, num: int) -> None:
         """Read held records on the loop thread, after giving the loop a turn when it had
@@ -295,14 +325,30 @@ class AIOConsumer(AsyncClosing):
     def _store_handed(self) -> None:
         """Store the offsets of the records handed to the application (see the module doc).
 
-        They are in order per partition, so the last record of each partition is found
-        from the end, stopping once every assigned partition was seen (at once, usually).
+        On the loop thread when no consumer call of the worker's can be inside librdkafka;
+        else as a worker job, after those calls: confluent-kafka lets one thread at a time
+        into a client, and a second thread's call waits (sleeping, polling) until none is in,
+        which can starve the loop for as long as the worker has reads queued back to back.
         """
         self._storing = False
         msgs = self._unstored
         if not msgs:
             return
         self._unstored = []
+        if self._busy and self._nested is None:
+            # (in a coroutine rebalance callback the worker waits inside librdkafka's callback,
+            # where a call from another thread is let in: stored here, before the callback's
+            # own calls, as before)
+            self._track(self._worker.submit(self._store_last, msgs))
+        else:
+            self._store_last(msgs)
+
+    def _store_last(self, msgs: list[Message]) -> None:
+        """Store the offset after the last of ``msgs`` in each partition.
+
+        They are in order per partition, so the last record of each partition is found
+        from the end, stopping once every assigned partition was seen (at once, usually).
+        """
         sync = self._sync
         wanted = 1
         if len(msgs) > 1:  # librdkafka's assignment() waits for its main thread: asked
@@ -322,6 +368,21 @@ class AIOConsumer(AsyncClosing):
                 )
             except KafkaException as exc:  # e.g. the partition was revoked meanwhile
                 _log.debug("offset not stored", error=str(exc))
+
+    def _track(self, cf: concurrent.futures.Future[Any]) -> concurrent.futures.Future[Any]:
+        """Count a worker job as busy until the loop sees it done (see ``_store_handed``)."""
+        self._busy += 1
+        loop = self._loop
+
+        def done(_: concurrent.futures.Future[Any]) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed
+                loop.call_soon_threadsafe(self._untrack)
+
+        cf.add_done_callback(done)
+        return cf
+
+    def _untrack(self) -> None:
+        self._busy -= 1
 
     def _take(self, num: int) -> list[Message]:
         """Up to ``num`` read-ahead records, stopping before an exception (raised when first)."""
@@ -438,7 +499,8 @@ class AIOConsumer(AsyncClosing):
             cf: concurrent.futures.Future[Any] = concurrent.futures.Future()
             nested.put((cf, lambda: fn(*args, **kwargs)))
             return await asyncio.wrap_future(cf, loop=self._loop)
-        return await self._worker.call(lambda: fn(*args, **kwargs))
+        cf = self._track(self._worker.submit(lambda: fn(*args, **kwargs)))
+        return await asyncio.wrap_future(cf, loop=self._loop)
 
     def _on_loop(self, callback: Callable[..., Any]) -> Callable[..., Any]:
         """A rebalance callback for librdkafka, called with this consumer first.
@@ -589,7 +651,9 @@ class AIOConsumer(AsyncClosing):
     async def _close(self) -> None:
         self._drop_ahead()
         try:
-            closing = self._worker.call(self._sync.close)
+            closing = asyncio.wrap_future(
+                self._track(self._worker.submit(self._sync.close)), loop=self._loop
+            )
             await asyncio.wait_for(closing, CLOSE_TIMEOUT)
         except TimeoutError:
             _log.warning("consumer close did not finish in time; left to its thread")

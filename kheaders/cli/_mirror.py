@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 from typing import Any
 
@@ -85,18 +84,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         table = load_rules(args.rules) if args.rules else RoutingTable()
         mirror = Mirror(
-            args.source,
+            {"bootstrap.servers": args.source, "group.id": args.group, **dict(args.consumer)},
             args.target,
             args.pattern or args.topic,
             table,
-            group_id=args.group,
             partitioning=args.partitioning,
             source_name=args.source_name,
             target_name=args.target_name,
             dead_letter=args.dead_letter,
             max_in_flight=args.max_in_flight,
             commit_interval=args.commit_interval,
-            consumer_config=dict(args.consumer),
             producer_config=dict(args.producer),
         )
         plan = mirror.check(create_topics=args.create_topics)
@@ -109,11 +106,7 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.check:
         return 0
-    signal.signal(signal.SIGTERM, lambda *_: mirror.stop())
-    try:
-        mirror.run(idle_timeout=args.idle_timeout)
-    except KeyboardInterrupt:
-        mirror.stop()
+    mirror.run(idle_timeout=args.idle_timeout)  # SIGTERM and SIGINT stop it (drained)
     counts = mirror.stats.counts
     for (route, outcome, source, target), n in sorted(counts.items()):
         print(f"{route}\t{outcome}\t{source} -> {target}\t{n}", flush=True)

@@ -13,8 +13,9 @@ from itertools import pairwise
 
 from confluent_kafka import Message
 
-from kheaders import Headers, extract_trace_parent
+from kheaders import Headers
 from kheaders._model.received import message_headers
+from kheaders.tracecontext import extract_trace_parent
 
 CLIENT_ID_HEADER = "client.id"
 CORRELATION_HEADER = "correlation.id"

@@ -13,14 +13,8 @@ from opentelemetry.propagators.textmap import Getter, TextMapPropagator
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags, TraceState
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-from kheaders import (
-    Header,
-    Headers,
-    __version__,
-    extract_trace_parent,
-    extract_trace_state,
-    format_tracestate,
-)
+from kheaders import Header, Headers, __version__
+from kheaders.tracecontext import extract_trace_parent, extract_trace_state, format_tracestate
 
 MODE_KEY = "kheaders.tracing.mode"
 OVERWRITE_KEY = "kheaders.tracing.overwrite"

@@ -36,20 +36,12 @@ from typing import Any
 import structlog
 from confluent_kafka import TopicPartition
 
-from kheaders import (
-    ConfigurationError,
-    Headers,
-    ProducerRecord,
-    RecordMetadata,
-    Redactor,
-    extract_trace_parent,
-    printable,
-    render_headers,
-    render_value,
-)
+from kheaders import ConfigurationError, Headers, ProducerRecord, RecordMetadata
 from kheaders.interceptors._config import Config, get_bool, get_choice, get_list, get_str
 from kheaders.interceptors._tracing_common import message_headers
 from kheaders.interceptors._tracing_consumer import AnyMessage
+from kheaders.redaction import Redactor, printable, render_headers, render_value
+from kheaders.tracecontext import extract_trace_parent
 
 LEVEL_KEY = "kheaders.logging.level"
 REDACT_KEY = "kheaders.logging.redact"
@@ -87,7 +79,7 @@ class LoggingInterceptor:
 
     ``level`` is the level of the events (failed deliveries use at least ``warning``);
     ``logger`` defaults to ``structlog.get_logger("kheaders")``; ``redact`` is ``True``
-    (the default rule), ``False``, or a :class:`kheaders.Redactor`; ``redact_extra`` and
+    (the default rule), ``False``, or a :class:`kheaders.redaction.Redactor`; ``redact_extra`` and
     ``redact_allow`` extend the default rule; ``consume`` is ``"record"`` or ``"batch"``.
 
     Raises ConfigurationError for an unknown level or consume mode.

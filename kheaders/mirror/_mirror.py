@@ -9,7 +9,6 @@ and null values kept. Header reads still go through kheaders' guard (``message_h
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -22,6 +21,7 @@ from opentelemetry.trace import TracerProvider
 from kheaders._client.clientlog import route_client_log
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
+from kheaders._runner import Runner, connection_config, deprecated_keyword
 from kheaders.deadletter import DeadLetter
 from kheaders.deadletter._config import kheaders_dead_letter, renamed
 from kheaders.mirror import _metrics
@@ -36,6 +36,9 @@ from kheaders.mirror._tracing import tracer_of
 _log = get_logger("kheaders.mirror")
 
 PARTITIONING = ("same", "key")
+DEFAULT_GROUP = "kheaders-mirror"
+DEFAULT_SHUTDOWN_TIMEOUT = 30.0
+"""The source consumer group when ``config`` names none."""
 _KEEP_ALIVE = 5.0
 """Seconds of back-pressure after which the consumer is paused and polled (its group
 membership needs a poll within ``max.poll.interval.ms``); shorter waits read nothing."""
@@ -71,8 +74,53 @@ def reports_in_order(config: Mapping[str, Any]) -> bool:
     return idempotent or one_at_a_time
 
 
-class Mirror:
-    """Copies ``topics`` (names, or one ``^regex``) from ``source`` to ``target``.
+def _old_names(
+    config: ClusterConfig | None,
+    source: ClusterConfig | None,
+    shutdown_timeout: float,
+    drain_timeout: float | None,
+) -> tuple[ClusterConfig | None, float]:
+    """``config`` and ``shutdown_timeout``, also when given by their old names (warned)."""
+    if source is not None:
+        if config is not None:
+            raise ConfigurationError("config: give the source cluster once (source= is old)")
+        deprecated_keyword("Mirror", "source", "write config=", stacklevel=4)
+        config = source
+    if drain_timeout is not None:
+        if shutdown_timeout != DEFAULT_SHUTDOWN_TIMEOUT:
+            raise ConfigurationError("shutdown_timeout: give it once (drain_timeout= is old)")
+        deprecated_keyword("Mirror", "drain_timeout", "write shutdown_timeout=", stacklevel=4)
+        shutdown_timeout = drain_timeout
+    return config, shutdown_timeout
+
+
+def _old_consumer_settings(
+    given: Mapping[str, Any], consumer_config: Mapping[str, Any] | None, group_id: str | None
+) -> dict[str, Any]:
+    """The consumer settings that came through the old ``consumer_config=`` and
+    ``group_id=`` keywords (warned), to add to ``config``'s."""
+    extra = {} if consumer_config is None else dict(consumer_config)
+    if consumer_config is not None:
+        deprecated_keyword(
+            "Mirror", "consumer_config", "put the consumer settings in config", stacklevel=4
+        )
+    if group_id is not None:
+        if "group.id" in given or "group.id" in extra:
+            raise ConfigurationError("group.id: give it in config only (group_id= is old)")
+        deprecated_keyword("Mirror", "group_id", "put 'group.id' in config", stacklevel=4)
+        extra["group.id"] = group_id
+    return extra
+
+
+class Mirror(Runner):
+    """Copies ``topics`` (names, or one ``^regex``) from the ``config`` cluster to ``target``.
+
+    ``config`` is the source consumer's: bootstrap servers, or a librdkafka config (security,
+    consumer settings and ``group.id``, default ``kheaders-mirror``), as a Processor's
+    ``config`` is; its connection settings also build the dead-letter producer (plus
+    ``dead_letter_config``) and the admin checks. ``target`` is the target cluster (bootstrap
+    servers or a librdkafka config); ``producer_config`` adds settings to the target producer.
+    Both go over :data:`SOURCE_DEFAULTS` and :data:`TARGET_DEFAULTS`.
 
     Records keep key, value, timestamp and headers byte for byte; ``routes`` (a
     RoutingTable, or Routes with the default ``{topic}``) choose target topics on headers
@@ -85,22 +133,25 @@ class Mirror:
     partition count where the source allows it, else :meth:`check` refuses it.
 
     At most ``max_in_flight`` copies are unacknowledged; a source offset is committed only
-    once every record up to it was acknowledged. Raises ConfigurationError for a bad setting;
+    once every record up to it was acknowledged. The lifecycle is every runner's
+    (``kheaders._runner``): :meth:`run` until :meth:`stop`, SIGTERM or SIGINT (main thread,
+    unless ``handle_signals=False``), then up to ``shutdown_timeout`` seconds to drain what is
+    in flight; :meth:`close`; a context manager. Raises ConfigurationError for a bad setting;
     :meth:`check` (run by :meth:`run`) raises the start-time errors. Metrics and the batch
     spans go to ``meter_provider``/``tracer_provider`` (default: the global ones).
-    ``consumer_config``, ``producer_config`` and ``dead_letter_config`` add librdkafka
-    settings to the source consumer, the target producer and the dead-letter producer, over
-    :data:`SOURCE_DEFAULTS` and :data:`TARGET_DEFAULTS`.
+
+    Old keywords still work for a release, with a DeprecationWarning: ``source=`` (now
+    ``config``), ``group_id=`` (now ``"group.id"`` in ``config``), ``consumer_config=`` (now
+    part of ``config``) and ``drain_timeout=`` (now ``shutdown_timeout``).
     """
 
     def __init__(
         self,
-        source: ClusterConfig,
-        target: ClusterConfig,
-        topics: Sequence[str] | str,
+        config: ClusterConfig | None = None,
+        target: ClusterConfig | None = None,
+        topics: Sequence[str] | str = (),
         routes: RoutingTable | Iterable[Route] = (),
         *,
-        group_id: str = "kheaders-mirror",
         partitioning: str = "same",
         source_name: str | None = None,
         target_name: str | None = None,
@@ -108,34 +159,50 @@ class Mirror:
         max_in_flight: int = 10_000,
         batch_size: int = 1000,
         commit_interval: float = 1.0,
-        drain_timeout: float = 30.0,
-        consumer_config: Mapping[str, Any] | None = None,
+        shutdown_timeout: float = DEFAULT_SHUTDOWN_TIMEOUT,
+        handle_signals: bool = True,
         producer_config: Mapping[str, Any] | None = None,
         dead_letter_config: Mapping[str, Any] | None = None,
         meter_provider: MeterProvider | None = None,
         tracer_provider: TracerProvider | None = None,
+        source: ClusterConfig | None = None,
+        group_id: str | None = None,
+        consumer_config: Mapping[str, Any] | None = None,
+        drain_timeout: float | None = None,
         dead_letter_topic: str | None = None,
     ) -> None:
+        super().__init__(handle_signals=handle_signals)
+        config, shutdown_timeout = _old_names(config, source, shutdown_timeout, drain_timeout)
         if dead_letter_topic is not None:
             renamed("Mirror", "dead_letter_topic=")
             dead_letter = dead_letter_topic
+        if config is None:
+            raise ConfigurationError("config: the source cluster (bootstrap servers or a config)")
+        if target is None:
+            raise ConfigurationError("target: the target cluster (bootstrap servers or a config)")
+        if not topics:
+            raise ConfigurationError("topics: name at least one source topic, or one ^regex")
         if partitioning not in PARTITIONING:
             raise ConfigurationError(f"partitioning: 'same' or 'key', got {partitioning!r}")
         if max_in_flight < 1 or batch_size < 1:
             raise ConfigurationError("max_in_flight and batch_size: must be >= 1")
-        self.source = client_config(source)
+        given = client_config(config)
+        extra = _old_consumer_settings(given, consumer_config, group_id)
+        settings = {**given, **extra}
+        self.source = connection_config(given)
+        """The source cluster's connection settings (every client of it takes them)."""
         self.target = client_config(target)
         self.topics = topics if isinstance(topics, str) else tuple(topics)
         self.table = routes if isinstance(routes, RoutingTable) else RoutingTable(routes)
-        self.group_id = group_id
+        self.group_id = str(settings.pop("group.id", DEFAULT_GROUP))
         self.partitioning = partitioning
         self.names = (source_name, target_name)
         self.dead_letter = kheaders_dead_letter(dead_letter, "the mirror")
         self.max_in_flight = max_in_flight
         self.batch_size = batch_size
         self.commit_interval = commit_interval
-        self.drain_timeout = drain_timeout
-        self._consumer_config = dict(consumer_config or {})
+        self.shutdown_timeout = shutdown_timeout
+        self._consumer_config = {k: v for k, v in settings.items() if k not in self.source}
         self._producer_config = dict(producer_config or {})
         self._dead_letter_config = dict(dead_letter_config or {})
         self._meter_provider = meter_provider
@@ -145,11 +212,15 @@ class Mirror:
         self.plan: Plan | None = None
         self.max_seen_in_flight = 0
         self._committed: dict[tuple[str, int], int] = {}
-        self._dead = DeadLetters(self.dead_letter, group_id, self.stats)
-        self._stop = threading.Event()
+        self._dead = DeadLetters(self.dead_letter, self.group_id, self.stats)
         self._consumer: Any = None
         self._assigned = False
         self._sender: Sender | None = None
+
+    @property
+    def drain_timeout(self) -> float:
+        """Deprecated name of :attr:`shutdown_timeout`."""
+        return self.shutdown_timeout
 
     @property
     def in_flight(self) -> int:
@@ -195,22 +266,23 @@ class Mirror:
             "enable.auto.offset.store": False,
         }
 
-    def stop(self) -> None:
-        """Ask :meth:`run` to finish: it drains what is in flight, commits, and returns."""
-        self._stop.set()
-
     def committed(self) -> dict[tuple[str, int], int]:
         """The offsets this mirror committed, by source partition."""
         return dict(self._committed)
 
     def run(self, *, idle_timeout: float | None = None) -> None:
-        """Copy until :meth:`stop` (or, when given, ``idle_timeout`` seconds without a record
-        once partitions are assigned).
+        """Copy until :meth:`stop`, SIGTERM or SIGINT (or, when given, ``idle_timeout``
+        seconds without a record once partitions are assigned); drain, commit, close the
+        clients, return.
 
-        Raises what :meth:`check` raises; KafkaException for a fatal client error.
+        Raises what :meth:`check` raises; KafkaException for a fatal client error;
+        ProcessingError after :meth:`close` or while another ``run()`` is in progress.
         """
+        with self._running():
+            self._copy(idle_timeout)
+
+    def _copy(self, idle_timeout: float | None) -> None:
         found = self.check()
-        self._stop.clear()
         copier = Copier(self.table, found.source_id, found.target_id)
         self._consumer = confluent_kafka.Consumer(
             route_client_log(self.consumer_config(), watch_brokers=True)
@@ -349,7 +421,7 @@ class Mirror:
         self._assigned = bool(partitions)
 
     def _on_revoke(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
-        self._drain(time.monotonic() + self.drain_timeout)
+        self._drain(time.monotonic() + self.shutdown_timeout)
         revoked = {(tp.topic, tp.partition) for tp in partitions}
         self._commit(asynchronous=False, only=revoked)
         if self._sender is not None:
@@ -363,7 +435,7 @@ class Mirror:
         sender = self._sender
         try:
             if sender is not None:
-                self._drain(time.monotonic() + self.drain_timeout)
+                self._drain(time.monotonic() + self.shutdown_timeout)
                 if self._consumer is not None:
                     self._commit(asynchronous=False)
         finally:

@@ -2,8 +2,9 @@
 Kafka's header contract, dead letters of the consumed bytes and at-least-once commits.
 
 :class:`Processor` runs a handler per record; :class:`RetryTopics` and
-:class:`kheaders.deadletter.DeadLetter` say where failures go. The asyncio twin is
-:class:`kheaders.aio.AIOProcessor`. See docs/processing.md.
+:class:`kheaders.deadletter.DeadLetter` say where failures go; :class:`AIOProcessor` is its
+asyncio driver (also importable from ``kheaders.aio``). Both carry out the steps of one
+engine free of I/O (``_engine``), which makes every decision. See docs/processing.md.
 
 ``DeadLetter``, ``KHEADERS``, ``SPRING``, ``describe``, ``without_retry_state`` and the
 ``spring_headers`` module moved to :mod:`kheaders.deadletter` (``spring_headers`` is
@@ -14,12 +15,14 @@ release.
 import warnings as _warnings
 
 from kheaders import _public
+from kheaders.processing._aio import AIOProcessor
 from kheaders.processing._core import HeadersFilter
 from kheaders.processing._delivery import Delivery, delivery
 from kheaders.processing._processor import Processor
 from kheaders.processing._retry import RetryTopics
 
 __all__ = [
+    "AIOProcessor",
     "Delivery",
     "HeadersFilter",
     "Processor",

@@ -178,6 +178,11 @@ class Offsets:
         pending = self._open.get(tp)
         return pending is None or offset not in pending
 
+    def is_open(self, tp: Partition, offset: int) -> bool:
+        """Whether the record at ``offset`` was started and is not settled yet."""
+        pending = self._open.get(tp)
+        return pending is not None and offset in pending
+
     def open_count(self) -> int:
         """Records started and not settled yet, over every partition."""
         return sum(len(p) for p in self._open.values())
@@ -203,9 +208,11 @@ class Offsets:
         return out
 
     def committed(self, offsets: list[TopicPartition]) -> None:
-        """Note ``offsets`` as committed (so they are not committed again)."""
+        """Note ``offsets`` as committed (so they are not committed again); partitions
+        forgotten meanwhile are left out."""
         for tp in offsets:
-            self._committed[(tp.topic, tp.partition)] = (tp.offset, tp.metadata)
+            if (tp.topic, tp.partition) in self._high:
+                self._committed[(tp.topic, tp.partition)] = (tp.offset, tp.metadata)
 
     def forget(self, partitions: set[Partition]) -> None:
         """Drop every record and offset of ``partitions`` (revoked)."""

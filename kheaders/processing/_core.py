@@ -1,5 +1,5 @@
-"""What a processor decides for one record, the same for the sync and the asyncio runner:
-which handler, whether it is due, how to deserialize it, and where a failure goes next."""
+"""A processor's per-record rules, read by its engine: which handler, whether a record is
+due, how to deserialize it, and where a failure goes next."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from typing import Any, NamedTuple
 
 from confluent_kafka import Message
 
-from kheaders._errors import ConfigurationError, DeserializationError
+from kheaders._client.deserializing import deserialize
+from kheaders._errors import ConfigurationError
 from kheaders._model.headers import Headers
 from kheaders.deadletter import KHEADERS, DeadLetter, dead_letter_headers, spring_headers
 from kheaders.deadletter import spring as sh
 from kheaders.deadletter._write import Pairs
-from kheaders.processing._pause import now_ms
 from kheaders.processing._retry import RetryTopics, route_map
 
 HeadersFilter = Callable[[Headers], bool]
@@ -112,12 +112,11 @@ class Core:
             return 1
         return sh.decode_attempts(record_headers(msg).last_value(sh.ATTEMPTS))
 
-    def due_ms(self, msg: Message) -> int | None:
-        """The due time of a retry-topic record still in the future, else None."""
+    def due_ms(self, msg: Message, now: int) -> int | None:
+        """The due time of a retry-topic record still in the future at ``now``, else None."""
         if msg.topic() not in self.retry_topics:
             return None
         due = sh.decode_timestamp(record_headers(msg).last_value(sh.BACKOFF_TIMESTAMP))
-        now = now_ms()
         if due is None or due <= now:
             return None
         return min(due, now + self.longest_wait_ms)  # a far-off due time stalls no partition
@@ -135,33 +134,15 @@ class Core:
         return found if found is not None else self.handler
 
     def deserialize(self, msg: Message) -> None:
-        """Deserialize key and value in place (both or neither). Raises DeserializationError
-        carrying the record untouched (its consumed bytes)."""
-        kd, vd = self.key_de, self.value_de
-        if kd is None and vd is None:
-            return
-        topic = msg.topic() or ""
-        headers = record_headers(msg)
-        field = "key"
-        try:
-            key = kd(topic, headers, msg.key()) if kd is not None else None
-            field = "value"
-            value = vd(topic, headers, msg.value()) if vd is not None else None
-        except Exception as exc:
-            raise DeserializationError(
-                f"{field} deserializer failed for the record at topic {topic!r} partition"
-                f" {msg.partition()} offset {msg.offset()}: {type(exc).__name__}",
-                message=msg,
-                field=field,
-            ) from exc
-        if kd is not None:
-            msg.set_key(key)
-        if vd is not None:
-            msg.set_value(value)
+        """Deserialize key and value in place (both or neither): the one rule the Consumer
+        follows too. Raises DeserializationError (IntegrityError for a refused protected
+        record) carrying the record untouched (its consumed bytes)."""
+        if self.key_de is not None or self.value_de is not None:
+            deserialize(msg, record_headers(msg), self.key_de, self.value_de)
 
     # -- after a failure ---------------------------------------------------------------------
 
-    def hop(self, msg: Message, error: BaseException, attempt: int) -> Hop | None:
+    def hop(self, msg: Message, error: BaseException, attempt: int, now: int) -> Hop | None:
         """Where the failed record goes: the next retry topic, the dead-letter topic, or
         nowhere (None: no dead-letter topic configured)."""
         topic = msg.topic() or ""
@@ -170,11 +151,11 @@ class Core:
         next_attempt = attempt + 1
         if retry is not None and retry.retryable(error) and attempt < retry.max_attempts:
             target = retry.retry_topic(main, next_attempt)
-            due = now_ms() + round(retry.delay_before(next_attempt) * 1000)
+            due = now + round(retry.delay_before(next_attempt) * 1000)
             kind = RETRY
         elif self.dead_letter is not None:
             target = self.dead_letter.topic_for(main)
-            due = now_ms()
+            due = now
             kind = DEAD_LETTER
         else:
             return None

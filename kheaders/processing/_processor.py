@@ -3,8 +3,6 @@ at-least-once commits, on kheaders' Consumer and Producer."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
@@ -12,15 +10,14 @@ from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 from kheaders._client.consumer import Consumer
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError, HeldFailuresError
+from kheaders.processing import _steps as s
 from kheaders.processing._base import (
     COMMITTED_TIMEOUT,
-    Abandoned,
-    Handler,
-    Partition,
     ProcessorBase,
+    now_ms,
+    partitions_of,
     stop_on_signals,
 )
-from kheaders.processing._core import Hop
 from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
 
@@ -62,8 +59,10 @@ class Processor(ProcessorBase):
         """Process until stopped; commit what was handled; close the clients.
 
         Raises ProcessingError for a failure with nowhere to go or a handler slower than
-        ``max.poll.interval.ms``; BrokerUnavailableError (naming the bootstrap servers and the
-        cause) when the cluster cannot be reached at start.
+        ``max.poll.interval.ms``; ConfigurationError naming the setting when the broker
+        refuses the consumer's config (``session.timeout.ms`` out of the broker's range);
+        BrokerUnavailableError (naming the bootstrap servers and the cause) when the cluster
+        cannot be reached at start.
         """
         self._prepare_topics()
         producer = self._producer = Producer(self._producer_config)
@@ -83,226 +82,143 @@ class Processor(ProcessorBase):
                 RUNNING.reset(running)
         finally:
             self._shutdown(consumer, producer)
+        if self._error is not None:
+            raise self._error
 
     def _loop(self, consumer: Consumer, producer: Producer) -> None:
-        last_commit = time.monotonic()
+        engine, carry = self._engine, self._carry
         while not self._stop.is_set():
             producer.poll(0)
-            for msg, attempt in self._due_again():
-                self._one(msg, attempt)
-            if self._paused:
-                resume = self._paused.due()
-                if resume:
-                    consumer.resume(resume)
-            wait = self._paused.wait(self.poll_timeout)
-            if self._again:
-                wait = min(wait, 0.1)
             try:
-                msgs = consumer.consume(self.batch_size, wait)
+                msgs = consumer.consume(self.batch_size, engine.wait(self.poll_timeout, now_ms()))
             except DeserializationError as exc:  # unreadable headers: never retried
-                self._failed(exc.message, exc, 1)  # (a failure the last batch kept)
+                carry(engine.send(s.Unreadable(exc, now_ms())))
                 continue
-            # committed here, after a read: a failure the consumer kept from the last batch
-            # (raised by this read) is in hand first, so no commit passes it
-            if time.monotonic() - last_commit >= self.commit_interval:
-                self._commit(consumer, asynchronous=True)
-                last_commit = time.monotonic()
+            now = now_ms()  # committed after a read: a failure the consumer kept from the
+            carry(engine.send(s.Tick(now)))  # last batch (raised by this read) is in hand first
             if msgs:
-                self._batch(msgs)
+                carry(engine.send(s.Polled(msgs, now)))
 
-    def _batch(self, msgs: list[Message]) -> None:
-        """Each record of a batch, in order. Main-topic records that need nothing but their
-        handler take the short way: their partition's last handled offset is noted once per
-        batch (main-topic partitions are never paused: only retry topics wait)."""
-        core = self._core
-        settled = self._offsets.settled_now
-        fast = core.plain and not self._observer.refresh() and not self._offsets.restoring
-        retry_topics = core.retry_topics
-        paused = self._paused
-        handler = core.handler
-        last: dict[tuple[str, int], int] = {}
-        try:
-            for msg in msgs:
-                if self._stopping:
-                    return
-                if msg.error() is not None:
-                    self._event(msg)
-                    continue
-                topic = msg.topic()
-                if fast and topic not in retry_topics:
-                    try:
-                        handler(msg)  # type: ignore[misc]
-                    except Exception as exc:
-                        tp = (topic, msg.partition())
-                        if tp in last:  # the records before it first
-                            settled(tp, last.pop(tp))
-                        self._failed(msg, exc, 1)
-                    else:
-                        last[(topic, msg.partition())] = msg.offset()  # type: ignore[index,assignment]
-                elif not (paused and (topic, msg.partition()) in paused):
-                    self._one(msg)  # (a record read before its partition was paused is
-                    # skipped: it is read again once due)
-        finally:
-            for tp, offset in last.items():
-                settled(tp, offset)
+    def _carry(self, steps: list[s.Step]) -> None:
+        """Carry out the engine's steps, in order."""
+        for step in steps:
+            match step:
+                case s.HandleEach():
+                    self._each(step)
+                case s.Handle():
+                    self._handle(step)
+                case s.Publish():
+                    self._publish(step)
+                case s.Commit():
+                    self._commit(step)
+                case s.Pause(partition=tp):
+                    assert self._consumer is not None
+                    self._consumer.pause([tp])
+                    self._consumer.seek(tp)
+                case s.Resume(partitions=tps):
+                    assert self._consumer is not None
+                    self._consumer.resume(tps)
+                case s.Purge():
+                    assert self._producer is not None
+                    self._producer.purge()
+                    self._producer.flush(0)
+                case s.Stop():
+                    self._stopped(step)
 
-    def _one(self, msg: Message, attempt: int | None = None) -> None:
-        """One record through every rule: due time, filter, route, deserialize, handle."""
-        if self._stopping:
-            return  # a stopped processor starts nothing: read again by the next run
-        core = self._core
-        topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset() or 0
-        tp = (topic, partition)
-        if self._done_before(tp, offset):
-            return
-        due = core.due_ms(msg)
-        if due is not None:
-            self._hold(tp, offset, due)
-            return
-        if not core.accepts(msg):
-            self._offsets.settled_now(tp, offset)
-            return
-        if attempt is None:
-            attempt = core.attempt(msg)
-        handler = core.handler_for(msg)
+    def _each(self, step: s.HandleEach) -> None:
+        """The short way: the handler on each record; one report for the run."""
+        engine, handler, records = self._engine, step.handler, step.records
+        start = 0
+        for msg in records:
+            if engine.stopping:  # a stopped processor starts nothing: read again next run
+                records = records[: records.index(msg, start)]
+                break
+            try:
+                handler(msg)
+            except Exception as exc:
+                i = records.index(msg, start)
+                if i > start:  # the records before it first
+                    engine.send(s.Handled(records[start:i]))
+                start = i + 1
+                self._carry(engine.send(s.Failed(step.one(msg), exc, now_ms())))
+        if start < len(records):
+            engine.send(s.Handled(records[start:] if start else records))
+
+    def _handle(self, step: s.Handle) -> None:
+        engine = self._engine
+        if engine.stopping or (step.delay and self._stop.wait(step.delay)):
+            return  # stopped (between in-place attempts): left for the next run
+        msg = step.record
         observer = self._observer
-        raw = (msg.key(), msg.value())  # the consumed bytes, republished on failure
         try:
-            if handler is None:
-                raise self._no_handler(topic, partition, offset)
-            core.deserialize(msg)
             if observer.active:
-                with observer.processing(topic, partition, offset, attempt, msg.headers()):  # type: ignore[arg-type]
-                    self._call(handler, msg)
+                topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset()
+                headers: Any = msg.headers()
+                with observer.processing(topic, partition, offset or 0, step.attempt, headers):
+                    step.handler(msg)
             else:
-                self._call(handler, msg)
-        except Abandoned:
-            return  # stopped between in-place attempts: neither settled nor republished
+                step.handler(msg)
         except Exception as exc:
-            self._failed(msg, exc, attempt, raw)
+            self._carry(engine.send(s.Failed(step, exc, now_ms())))
         else:
-            self._offsets.settled_now(tp, offset)
+            engine.send(s.Handled((msg,)))
 
-    def _call(self, handler: Handler, msg: Message) -> None:
-        """The handler, with the quick in-place attempts ``retry.in_place`` allows."""
-        retry = self._core.retry
-        quick = retry.in_place if retry is not None else 0
-        if not quick:
-            handler(msg)
-            return
-        try:
-            for left in range(quick, -1, -1):
-                self._tries[id(msg)] = quick - left
-                try:
-                    handler(msg)
-                    return
-                except Exception as exc:
-                    delay = self._in_place_delay(msg, exc, left)
-                    stopped = self._stop.wait(delay) if delay else self._stopping
-                    if stopped:
-                        raise Abandoned from exc
-        finally:
-            self._tries.pop(id(msg), None)
-
-    def _hold(self, tp: Partition, offset: int, due_ms: int) -> None:
-        """Pause ``tp`` and seek it back to ``offset``, read again once due."""
-        consumer = self._consumer
-        assert consumer is not None
-        consumer.pause([TopicPartition(tp[0], tp[1])])
-        consumer.seek(self._paused.hold(tp, offset, due_ms))
-        log.debug("processing.paused", topic=tp[0], partition=tp[1], offset=offset, due_ms=due_ms)
-
-    # -- failures ----------------------------------------------------------------------------
-
-    def _failed(
-        self,
-        msg: Message,
-        error: BaseException,
-        attempt: int,
-        raw: tuple[object, object] | None = None,
-    ) -> None:
-        """Send the failed record on (``raw``: its consumed key and value, when it was
-        deserialized). Raises ProcessingError when it has nowhere to go."""
-        hop = self._failure_hop(msg, error, attempt)
-        tp = (msg.topic() or "", msg.partition() or 0)
-        offset = msg.offset() or 0
-        self._offsets.start(tp, offset)
-        raw = raw or (msg.key(), msg.value())
-        producer = self._producer
+    def _publish(self, step: s.Publish) -> None:
+        engine, producer = self._engine, self._producer
         assert producer is not None
-        report = self._reporter(hop, msg, raw, attempt)
+
+        def report(err: KafkaError | None, _sent: Message) -> None:
+            self._carry(
+                engine.send(s.Acknowledged(step, None if err is None else err.str(), now_ms()))
+            )
+
         while True:
             try:
                 producer.produce(
-                    hop.topic,
-                    value=raw[1],
-                    key=raw[0],
-                    partition=hop.partition,
-                    timestamp=self._timestamp_for(msg),
-                    headers=hop.headers,
+                    step.topic,
+                    value=step.value,
+                    key=step.key,
+                    partition=step.partition,
+                    timestamp=step.timestamp,
+                    headers=step.headers,
                     on_delivery=report,
                 )
                 return
             except BufferError:  # the queue is full: serve reports, then try again
                 producer.poll(0.1)
-            except Exception as exc:  # refused before sending (a header limit, a size):
-                self._publish_failed(hop, tp, offset, f"{type(exc).__name__}: {exc}")
-                self._handle_again_later(msg, raw, attempt)  # never committed meanwhile
+            except Exception as exc:  # refused before sending (a header limit, a size)
+                why = f"{type(exc).__name__}: {exc}"
+                self._carry(engine.send(s.Acknowledged(step, why, now_ms())))
                 return
 
-    def _reporter(
-        self, hop: Hop, msg: Message, raw: tuple[object, object], attempt: int
-    ) -> Callable[[KafkaError | None, Message], None]:
-        tp = (msg.topic() or "", msg.partition() or 0)
-        offset = msg.offset() or 0
-
-        def report(err: KafkaError | None, _sent: Message) -> None:
-            if err is None:
-                self._published(hop, tp, offset, tp[0])
-            else:
-                self._publish_failed(hop, tp, offset, err.str())
-                self._handle_again_later(msg, raw, attempt)
-
-        return report
-
-    # -- commits -----------------------------------------------------------------------------
-
-    def _commit(
-        self, consumer: Consumer, *, asynchronous: bool, only: set[Partition] | None = None
-    ) -> None:
-        offsets = self._offsets.to_commit(only)
-        if not offsets:
-            return  # nothing new: never a commit that fails for having nothing to store
+    def _commit(self, step: s.Commit) -> None:
+        assert self._consumer is not None
         try:
-            consumer.commit(offsets=offsets, asynchronous=asynchronous)
+            self._consumer.commit(offsets=step.offsets, asynchronous=not step.sync)
         except KafkaException as exc:
             log.warning("processing.commit_failed", error=str(exc))
             return
-        self._offsets.committed(offsets)
+        self._engine.send(s.Committed(step.offsets))
 
     def _on_assign(self, consumer: Any, partitions: list[TopicPartition]) -> None:
         try:
-            self._restore(consumer.committed(partitions, timeout=COMMITTED_TIMEOUT))
+            committed = consumer.committed(partitions, timeout=COMMITTED_TIMEOUT)
         except KafkaException as exc:  # nothing skipped: handled again, at least once
             log.warning("processing.committed_unknown", error=str(exc))
+            return
+        self._engine.send(s.Assigned(committed))
 
-    def _on_revoke(self, consumer: Any, partitions: list[TopicPartition]) -> None:
-        revoked = {(tp.topic, tp.partition) for tp in partitions}
+    def _on_revoke(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
         if self._producer is not None:
             self._producer.flush(min(self.shutdown_timeout, 5.0))
-        self._commit(consumer, asynchronous=False, only=revoked)
-        self._forget(revoked)
+        self._carry(self._engine.send(s.Revoked(partitions_of(partitions))))
 
     def _on_lost(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
-        self._forget({(tp.topic, tp.partition) for tp in partitions})
+        self._engine.send(s.Lost(partitions_of(partitions)))
 
     def _shutdown(self, consumer: Consumer, producer: Producer) -> None:
         left = producer.flush(self.shutdown_timeout)
-        if left:  # unacknowledged: their records stay uncommitted and are read again
-            log.warning("processing.unpublished_at_stop", records=left)
-            producer.purge()
-            producer.flush(0)
-        self._commit(consumer, asynchronous=False)
+        self._carry(self._engine.send(s.Closing(left, now_ms())))
         try:
             consumer.close()
         except HeldFailuresError as exc:  # not committed: read again by the next run

@@ -30,10 +30,10 @@ from kheaders.protect._format import (
 from kheaders.protect._keys import CachingKeyring, Keyring, StaticKeyring
 from kheaders.protect._open import describe
 from kheaders.protect._serde import (
-    ProtectingSerializer,
+    ProtectedDeserializer,
+    ProtectedSerializer,
     RecordKeyDeserializer,
     RecordKeySerializer,
-    UnprotectingDeserializer,
 )
 
 __all__ = [
@@ -45,14 +45,25 @@ __all__ = [
     "CachingKeyring",
     "IntegrityError",
     "Keyring",
-    "ProtectingSerializer",
+    "ProtectedDeserializer",
+    "ProtectedSerializer",
     "ProtectionHeader",
     "RecordKeyDeserializer",
     "RecordKeySerializer",
     "SignatureParams",
     "StaticKeyring",
-    "UnprotectingDeserializer",
     "describe",
     "public_key_of",
 ]
 _public.claim(__name__, globals())
+
+# One naming pattern for serializers, <Format>Serializer / <Format>Deserializer (0.2):
+# the old names warn for one release.
+__getattr__ = _public.moved(
+    __name__,
+    {
+        "ProtectingSerializer": "kheaders.protect.ProtectedSerializer",
+        "UnprotectingDeserializer": "kheaders.protect.ProtectedDeserializer",
+    },
+    since="0.2",
+)

@@ -30,11 +30,11 @@ from kheaders.protect._open import Opener, refused
 from kheaders.protect._seal import Sealer
 
 BOUND_ENV = "KHEADERS_PROTECT_BOUND_HEADERS"
-"""Comma-separated bound header names, for a ProtectingSerializer built with no arguments."""
+"""Comma-separated bound header names, for a ProtectedSerializer built with no arguments."""
 CONTEXT_ENV = "KHEADERS_PROTECT_CONTEXT"
-"""The context a ProtectingSerializer built with no arguments writes (default: the topic)."""
+"""The context a ProtectedSerializer built with no arguments writes (default: the topic)."""
 CONTEXTS_ENV = "KHEADERS_PROTECT_CONTEXTS"
-"""Comma-separated contexts an UnprotectingDeserializer built with no arguments accepts."""
+"""Comma-separated contexts a ProtectedDeserializer built with no arguments accepts."""
 
 _handed = threading.local()
 _KEY_MISSING = (
@@ -89,7 +89,7 @@ def _names(text: str | None) -> tuple[str, ...]:
 
 class RecordKeySerializer:
     """The key serializer of a protecting producer: runs ``inner`` (if any) and hands the key
-    bytes to the :class:`ProtectingSerializer`. Raises TypeError for a key that is not bytes,
+    bytes to the :class:`ProtectedSerializer`. Raises TypeError for a key that is not bytes,
     str or None once serialized."""
 
     __slots__ = ("_inner",)
@@ -109,7 +109,7 @@ class RecordKeySerializer:
 
 class RecordKeyDeserializer:
     """The key deserializer of a protected consumer: hands the raw key to the
-    :class:`UnprotectingDeserializer`, then runs ``inner`` (if any)."""
+    :class:`ProtectedDeserializer`, then runs ``inner`` (if any)."""
 
     __slots__ = ("_inner",)
 
@@ -125,7 +125,7 @@ class RecordKeyDeserializer:
         return f"RecordKeyDeserializer({self._inner!r})"
 
 
-class ProtectingSerializer:
+class ProtectedSerializer:
     """A value serializer that encrypts (AES-256-GCM, ``keyring``'s current key) and/or signs
     (Ed25519, ``signing_keyring``'s current key) what ``inner`` serializes (or the bytes
     given), binding the record key, ``bound_headers`` and ``context`` (default: the topic).
@@ -160,7 +160,7 @@ class ProtectingSerializer:
             context = os.environ.get(CONTEXT_ENV) or None
         if keyring is None and signing_keyring is None:
             raise ConfigurationError(
-                f"ProtectingSerializer: no keys: pass keyring= or signing_keyring=, or set"
+                f"ProtectedSerializer: no keys: pass keyring= or signing_keyring=, or set"
                 f" {KEYS_ENV} or {SIGNING_KEYS_ENV}"
             )
         self._inner = _method(inner, "serialize")
@@ -172,7 +172,7 @@ class ProtectingSerializer:
                 context,
             )
         except (TypeError, ValueError) as exc:
-            raise ConfigurationError(f"ProtectingSerializer: {exc}") from exc
+            raise ConfigurationError(f"ProtectedSerializer: {exc}") from exc
 
     def serialize(self, topic: str, headers: Headers, data: Any) -> bytes | None:
         """The protected value; adds the protection headers. Raises as the class says."""
@@ -185,10 +185,10 @@ class ProtectingSerializer:
         return self._sealer.seal(topic, headers, key, value)
 
     def __repr__(self) -> str:
-        return f"ProtectingSerializer({self._inner!r}, {self._sealer!r})"
+        return f"ProtectedSerializer({self._inner!r}, {self._sealer!r})"
 
 
-class UnprotectingDeserializer:
+class ProtectedDeserializer:
     """A value deserializer that verifies and decrypts protected records, then runs ``inner``
     (if any) on the plaintext.
 
@@ -226,7 +226,7 @@ class UnprotectingDeserializer:
             contexts = _names(os.environ.get(CONTEXTS_ENV)) or None
         if keyring is None and verify_keyring is None:
             raise ConfigurationError(
-                f"UnprotectingDeserializer: no keys: pass keyring= or verify_keyring=, or"
+                f"ProtectedDeserializer: no keys: pass keyring= or verify_keyring=, or"
                 f" set {KEYS_ENV} or {VERIFY_KEYS_ENV}"
             )
         if isinstance(contexts, str) or (contexts is not None and not contexts):
@@ -236,12 +236,12 @@ class UnprotectingDeserializer:
             )
         if require_signature and verify_keyring is None:
             raise ConfigurationError(
-                "UnprotectingDeserializer: require_signature=True needs verify keys to check"
+                "ProtectedDeserializer: require_signature=True needs verify keys to check"
                 f" signatures with: pass verify_keyring= or set {VERIFY_KEYS_ENV}"
             )
         if require_encryption and keyring is None:
             raise ConfigurationError(
-                "UnprotectingDeserializer: require_encryption=True needs keys to decrypt with:"
+                "ProtectedDeserializer: require_encryption=True needs keys to decrypt with:"
                 f" pass keyring= or set {KEYS_ENV}"
             )
         self._inner = _method(inner, "deserialize")
@@ -268,4 +268,4 @@ class UnprotectingDeserializer:
         return value if self._inner is None else self._inner(topic, headers, value)
 
     def __repr__(self) -> str:
-        return f"UnprotectingDeserializer({self._inner!r}, {self._opener!r})"
+        return f"ProtectedDeserializer({self._inner!r}, {self._opener!r})"

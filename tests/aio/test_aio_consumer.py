@@ -150,6 +150,40 @@ async def test_reads_cancelled_at_random_moments_lose_and_repeat_nothing(
     assert got == [b"%05d" % i for i in range(count)]
 
 
+@pytest.mark.parametrize("where", ["loop", "worker"])
+async def test_a_record_comes_at_once_after_many_cancelled_reads(
+    producer: AIOProducer, topic: str, open_consumer: OpenConsumer, where: str
+) -> None:
+    """A read cancelled while it waits on an empty partition must not keep the worker (its
+    slice, 0.1 s, for nobody) nor make the next read wait behind it. They did: each cancelled
+    read stayed queued, and a later ``poll`` waited for its own read, queued after them all,
+    although an earlier one had read the record long before (and the offset stored from the
+    loop thread waited for the queue too: one thread at a time gets into a client)."""
+    cancelled = 300  # 30 s of slices queued, if they stay
+    config = {} if where == "loop" else {"error_cb": lambda err: None}
+    consumer = await open_consumer(topic, config=config)
+    for _ in range(cancelled):
+        task = asyncio.create_task(consumer.consume(10, 1))
+        for _ in range(3):  # it looks for held records, submits its read to the worker, waits
+            await asyncio.sleep(0)
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    started = time.monotonic()
+    await _produce(producer, topic, [b"a"])
+    first = await consumer.poll(30)
+    await _produce(producer, topic, [b"b"])
+    second = await consumer.poll(30)
+    waited = time.monotonic() - started
+    assert first is not None
+    assert second is not None
+    assert [first.value(), second.value()] == [b"a", b"b"]
+    # a deadline, not a timing: the queued slices alone would take 30 s
+    assert waited < 15, f"two records took {waited:.1f} s"
+    # whatever is still queued ends at once now, so close() does not wait behind it
+    await _produce(producer, topic, [b"x"] * (10 * cancelled))
+
+
 async def test_records_read_ahead_are_not_committed(
     producer: AIOProducer, topic: str, bootstrap: str
 ) -> None:

@@ -9,9 +9,9 @@ import pytest
 from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 
-from kheaders import extract_trace_parent
 from kheaders.aio import AIOProducer
 from kheaders.interceptors.tracing import TracingProducerInterceptor, process_span
+from kheaders.tracecontext import extract_trace_parent
 from tests.aio.conftest import OpenConsumer, producer_config, read_all
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]

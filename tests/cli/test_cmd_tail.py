@@ -13,8 +13,8 @@ from pathlib import Path
 import confluent_kafka
 import pytest
 
-from kheaders import Redactor
 from kheaders.cli._tail import tail
+from kheaders.redaction import Redactor
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACEPARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"

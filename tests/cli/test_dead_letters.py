@@ -16,10 +16,10 @@ import confluent_kafka
 import pytest
 from confluent_kafka import Message
 
-from kheaders import Redactor
 from kheaders.cli import main
 from kheaders.cli._tail import format_record
 from kheaders.deadletter import dead_letter_headers, spring_headers
+from kheaders.redaction import Redactor
 
 ROOT = Path(__file__).resolve().parents[2]
 ADDRESS = ["--bootstrap", "127.0.0.1:1"]  # nothing listens there

@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 from confluent_kafka import Message, TopicPartition
 
-from kheaders import Headers, InterceptorChain, ProducerRecord, RecordMetadata
+from kheaders import Headers, ProducerRecord, RecordMetadata
 from kheaders._client.chain import CONSUMER_HOOKS, PRODUCER_HOOKS
+from kheaders.hooks import InterceptorChain
 from tests.support.interceptors import Misspelled, Recorder
 
 

@@ -9,9 +9,10 @@ import pytest
 from confluent_kafka import TopicPartition
 from opentelemetry.sdk.trace import TracerProvider
 
-from kheaders import Consumer, Producer, parse_traceparent
+from kheaders import Consumer, Producer
 from kheaders.cloudevents import CloudEventDeserializer, CloudEventSerializer, Event
 from kheaders.interceptors.tracing import TracingProducerInterceptor
+from kheaders.tracecontext import parse_traceparent
 
 pytestmark = pytest.mark.integration
 STARTED = "00-0af7651916cd43dd8448eb211c80319c-b9c7c989f97918e1-01"

@@ -11,9 +11,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-from kheaders import Headers, extract_trace_parent
+from kheaders import Headers
 from kheaders.broker import create_topic
 from kheaders.demo import audit, audit_record, produce_orders, read_topics, run_shipping
+from kheaders.tracecontext import extract_trace_parent
 
 
 def _provider() -> tuple[TracerProvider, InMemorySpanExporter]:

@@ -233,6 +233,7 @@ assert msg.value() == b'{"order":"order-1","status":"created"}'
     ],
     "docs/guarantees.md": [],
     "docs/headers.md": DOCTESTS,
+    "docs/index.md": [],
     "docs/interceptors.md": [
         Run(
             check="""

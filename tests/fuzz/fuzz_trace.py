@@ -10,8 +10,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from tests.fuzz._harness import instrumented
 
 with instrumented(__name__ == "__main__"):
-    from kheaders import (
-        Headers,
+    from kheaders import Headers
+    from kheaders.tracecontext import (
         TraceParent,
         extract_trace_parent,
         extract_trace_state,

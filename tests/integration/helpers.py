@@ -11,10 +11,10 @@ from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
 import kheaders
 from kheaders.protect import (
-    ProtectingSerializer,
+    ProtectedDeserializer,
+    ProtectedSerializer,
     RecordKeyDeserializer,
     RecordKeySerializer,
-    UnprotectingDeserializer,
 )
 from tests.integration.conftest import Keys
 
@@ -26,7 +26,7 @@ def protected_producer(bootstrap: str, keys: Keys, *, signed: bool, **config: An
         {
             "bootstrap.servers": bootstrap,
             "key.serializer": RecordKeySerializer(),
-            "value.serializer": ProtectingSerializer(
+            "value.serializer": ProtectedSerializer(
                 keyring=keys.aes,
                 signing_keyring=keys.signing if signed else None,
                 bound_headers=["tenant"],
@@ -41,7 +41,7 @@ def opener(keys: Keys, *, signed: bool, contexts: Iterable[str] | None = None) -
     (signatures required when ``signed``; ``contexts`` accepted, default the topic read)."""
     return {
         "key.deserializer": RecordKeyDeserializer(),
-        "value.deserializer": UnprotectingDeserializer(
+        "value.deserializer": ProtectedDeserializer(
             keyring=keys.aes,
             verify_keyring=keys.verifying if signed else None,
             contexts=set(contexts) if contexts is not None else None,

@@ -34,7 +34,9 @@ PROVENANCE = (MESSAGE_ID, ORIGIN_CLUSTER, ORIGIN_TOPIC, ORIGIN_PARTITION, ORIGIN
 
 
 def _mirror_one(bootstrap: str, cluster_b: str, topic: str, group: str) -> None:
-    mirror = Mirror(bootstrap, cluster_b, [topic], group_id=group, consumer_config=fast_group())
+    mirror = Mirror(
+        {"bootstrap.servers": bootstrap, "group.id": group, **fast_group()}, cluster_b, [topic]
+    )
     with running(mirror):
         wait_for(lambda: mirror.stats.total("sent") == 1, what="the record mirrored to B")
 

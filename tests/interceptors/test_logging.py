@@ -11,8 +11,9 @@ import structlog
 from confluent_kafka import KafkaError, Message, TopicPartition
 from structlog.testing import capture_logs
 
-from kheaders import ConfigurationError, Headers, ProducerRecord, RecordMetadata, Redactor
+from kheaders import ConfigurationError, Headers, ProducerRecord, RecordMetadata
 from kheaders.interceptors.logging import LoggingInterceptor
+from kheaders.redaction import Redactor
 
 TP = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 

@@ -277,7 +277,7 @@ def test_two_clients_with_equal_attributes_sum_and_a_closed_clients_counts_stay(
 
 def test_the_chain_leaves_out_an_idle_interceptor_but_still_rejects_a_misspelled_one() -> None:
     """Hooks that are properties raising AttributeError (off for now) are not a typo."""
-    from kheaders import InterceptorChain
+    from kheaders.hooks import InterceptorChain
 
     class Idle:
         @property

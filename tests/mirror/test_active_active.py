@@ -106,16 +106,16 @@ def test_each_cluster_holds_every_record_once_with_its_provenance(
     tracing.add_span_processor(SimpleSpanProcessor(spans))
     meters = MeterProvider(metric_readers=[reader])
     a_to_b = Mirror(
-        bootstrap,
+        {"bootstrap.servers": bootstrap, "group.id": "aa-ab", **fast_group()},
         cluster_b,
         [topic],
-        group_id="aa-ab",
-        consumer_config=fast_group(),
         meter_provider=meters,
         tracer_provider=tracing,
         commit_interval=0.2,
     )
-    b_to_a = Mirror(cluster_b, bootstrap, [topic], group_id="aa-ba", consumer_config=fast_group())
+    b_to_a = Mirror(
+        {"bootstrap.servers": cluster_b, "group.id": "aa-ba", **fast_group()}, bootstrap, [topic]
+    )
     with running(a_to_b), running(b_to_a):
         for mirror in (a_to_b, b_to_a):
             wait_for(

@@ -35,12 +35,10 @@ def test_target_down_means_bounded_memory_no_commit_past_acknowledged_and_nothin
             source.flush(30)
 
         mirror = Mirror(
-            bootstrap,
+            {"bootstrap.servers": bootstrap, "group.id": f"down-{topic}", **fast_group()},
             target.bootstrap,
             [topic],
-            group_id=f"down-{topic}",
             max_in_flight=MAX_IN_FLIGHT,
-            consumer_config=fast_group(),
             # Tansu's memory storage comes back as a new, empty cluster that never heard of
             # the idempotent producer's id: plain retries there. Kafka keeps its log and the
             # producer ids, so the mirror keeps its default (idempotent) producer.

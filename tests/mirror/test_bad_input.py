@@ -55,11 +55,9 @@ def test_bad_records_are_dead_lettered_on_the_source_with_their_reason(
         producer.send(topic, value=value, headers=headers).get(10)
     producer.close()
     mirror = Mirror(
-        bootstrap,
+        {"bootstrap.servers": bootstrap, "group.id": f"bad-{topic}", **fast_group()},
         cluster_b,
         [topic],
-        group_id=f"bad-{topic}",
-        consumer_config=fast_group(),
         producer_config={"message.max.bytes": 10_000},
         dead_letter_config={"message.max.bytes": 15_000},  # the 20,000-byte record: bare
     )

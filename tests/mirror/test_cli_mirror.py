@@ -247,7 +247,8 @@ def test_the_mirror_joins_its_group_with_a_short_session_unless_told_otherwise()
     assert config["auto.offset.reset"] == "earliest"
     assert config["enable.auto.commit"] is False
     chosen = {"session.timeout.ms": 45_000, "auto.offset.reset": "latest"}
-    config = Mirror("a:9092", "b:9092", ["orders"], consumer_config=chosen).consumer_config()
+    mirror = Mirror({"bootstrap.servers": "a:9092", **chosen}, "b:9092", ["orders"])
+    config = mirror.consumer_config()
     assert (config["session.timeout.ms"], config["heartbeat.interval.ms"]) == (45_000, 1_000)
     assert config["auto.offset.reset"] == "latest"
 

@@ -40,7 +40,7 @@ def _localised(code: str, suffix: str, a: str, b: str) -> str:
     for name in ("orders", "payments", "no-tenant", "mirror-us-to-eu"):
         code = code.replace(f'"{name}"', f'"{name}-{suffix}"')
     # Tansu joins a group in ~3 s with these, ~23 s with librdkafka's defaults
-    return code.replace("group_id=", f"consumer_config={fast_group()!r}, group_id=")
+    return code.replace('"group.id": ', f'**{fast_group()!r}, "group.id": ')
 
 
 def test_docs_mirror_examples(bootstrap: str, cluster_b: str) -> None:

@@ -31,11 +31,13 @@ def test_mirror_copies_with_either_protocol(
     if protocol == "classic":
         consumer_config |= {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
     mirror = Mirror(
-        bootstrap,
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"m-{uuid.uuid4().hex[:8]}",
+            **consumer_config,
+        },
         cluster_b,
         [topic],
-        group_id=f"m-{uuid.uuid4().hex[:8]}",
-        consumer_config=consumer_config,
     )
     with running(mirror):
         wait_for(lambda: sum(mirror.committed().values()) == 10, what="the copies committed")

@@ -6,8 +6,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kheaders import Headers, Redactor, is_sensitive, render_headers
+from kheaders import Headers
 from kheaders._model.redact import printable, render_value
+from kheaders.redaction import Redactor, is_sensitive, render_headers
 
 
 @pytest.mark.parametrize(

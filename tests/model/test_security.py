@@ -17,9 +17,10 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from structlog.testing import capture_logs
 
-from kheaders import JSON, Consumer, DecodeError, Headers, Producer, render_headers
+from kheaders import JSON, Consumer, DecodeError, Headers, Producer
 from kheaders.interceptors.logging import LoggingInterceptor
 from kheaders.interceptors.tracing import process_span
+from kheaders.redaction import render_headers
 
 SECRETS = {
     "Authorization": b"Bearer s3cr3t-AAAA",
@@ -259,7 +260,7 @@ def test_credential_shaped_values_are_redacted_whatever_their_key_end_to_end(
 
 
 def test_value_detection_is_configurable() -> None:
-    from kheaders import Redactor
+    from kheaders.redaction import Redactor
 
     jwt = SHAPED["x-note"]
     assert render_headers([("x-note", jwt)], Redactor(values=False)) == [("x-note", jwt.decode())]

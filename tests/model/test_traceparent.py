@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kheaders import (
-    Headers,
+from kheaders import Headers
+from kheaders.tracecontext import (
     TraceParent,
     extract_trace_parent,
     extract_trace_state,

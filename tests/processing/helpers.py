@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 import time
 import uuid
@@ -13,9 +14,11 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import OFFSET_BEGINNING, TopicPartition
 
-from kheaders.aio import AIOProcessor
 from kheaders.broker import fast_consumer_config
-from kheaders.processing import Processor
+from kheaders.processing import AIOProcessor, Processor
+
+ALL = ("sync", "async", "async-4")
+"""Every processing driver, as ``make`` names them (the ``driver`` fixture runs the first two)."""
 
 
 @dataclass
@@ -168,6 +171,9 @@ def make(kind: str, *args: Any, **kwargs: Any) -> Processor | AIOProcessor:
     concurrency = int(kind.split("-")[1]) if "-" in kind else 1
 
     def lift(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if inspect.iscoroutinefunction(fn):
+            return fn  # already async (the test wrote an asyncio handler for this driver)
+
         async def handler(msg: Any) -> Any:
             return fn(msg)
 

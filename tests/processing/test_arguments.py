@@ -4,6 +4,7 @@ never an AttributeError in a worker or a refusal only in ``run()`` (issues 35.9,
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from typing import Any
@@ -11,9 +12,8 @@ from typing import Any
 import pytest
 
 from kheaders import ConfigurationError
-from kheaders.aio import AIOProcessor
 from kheaders.deadletter import DeadLetter
-from kheaders.processing import Processor, RetryTopics
+from kheaders.processing import AIOProcessor, Processor, RetryTopics
 
 CONFIG = {"bootstrap.servers": "localhost:1", "group.id": "arguments"}
 """Nothing here connects: construction alone is under test."""
@@ -211,3 +211,22 @@ def test_a_refused_setting_never_shows_its_value(changes: dict[str, Any]) -> Non
     with pytest.raises(ConfigurationError) as raised:
         build("sync", **changes)
     assert "hunter2-secret" not in str(raised.value)
+
+
+@pytest.mark.parametrize("driver", [Processor, AIOProcessor])
+def test_every_argument_of_every_driver_has_a_refusal_above(driver: type) -> None:
+    """A new argument cannot be added without a case in BAD (or its own test)."""
+    names = set(inspect.signature(driver.__init__).parameters)
+    names |= set(inspect.signature(Processor.__init__).parameters)  # AIOProcessor's **options
+    names -= {"self", "options"}
+    tested = {case[0].split(" ")[0] for case in BAD} | {"concurrency"}
+    assert names - tested == set()
+
+
+def test_the_asyncio_driver_is_also_importable_from_kheaders_aio() -> None:
+    import kheaders.aio
+    import kheaders.processing
+
+    assert kheaders.aio.AIOProcessor is kheaders.processing.AIOProcessor
+    assert "AIOProcessor" in kheaders.aio.__all__
+    assert repr(kheaders.aio.AIOProcessor) == "<class 'kheaders.processing.AIOProcessor'>"

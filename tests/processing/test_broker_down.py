@@ -49,9 +49,8 @@ class Commits:
             self.events.append(("commit", tp.offset))
 
 
-@pytest.mark.parametrize("kind", ["sync", "async"])
 def test_a_failure_unpublished_while_the_broker_is_down_is_handled_again_uncommitted(
-    proxied: tuple[Any, Any], kind: str
+    proxied: tuple[Any, Any], driver: str
 ) -> None:
     _broker, proxy = proxied
     bootstrap = proxy.address
@@ -93,7 +92,7 @@ def test_a_failure_unpublished_while_the_broker_is_down_is_handled_again_uncommi
         "session.timeout.ms": 20_000,
     }
     proc = make(
-        kind,
+        driver,
         config(bootstrap, None, **settings),
         [topic],
         handle,
@@ -114,10 +113,10 @@ def test_a_failure_unpublished_while_the_broker_is_down_is_handled_again_uncommi
         wait_for(lambda: ("commit", 10) in events, what="everything committed")
     finally:
         running.stop()
-    handled = [v for kind, v in events if kind == "handled"]
+    handled = [v for what, v in events if what == "handled"]
     assert handled.count(b"v5") == 2  # handled again once its failure could not be published
     second_v5 = [i for i, e in enumerate(events) if e == ("handled", b"v5")][1]
-    early = [o for kind, o in events[:second_v5] if kind == "commit"]
+    early = [o for what, o in events[:second_v5] if what == "commit"]
     assert all(o <= 5 for o in early)  # nothing committed past it before then
     assert [d.value for d in dead] == [b"v9"]
 

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 from structlog.testing import capture_logs
 
-from kheaders.aio import AIOProcessor
-from kheaders.processing import RetryTopics
+from kheaders.processing import AIOProcessor, RetryTopics
 from tests.processing.helpers import Running, config, produce, read_all, wait_for
 
 pytestmark = pytest.mark.integration

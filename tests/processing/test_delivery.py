@@ -11,7 +11,7 @@ from confluent_kafka import Message
 
 from kheaders import ProcessingError
 from kheaders.processing import Delivery, RetryTopics, delivery
-from tests.processing.helpers import Running, config, make, produce, read_all, wait_for
+from tests.processing.helpers import ALL, Running, config, make, produce, read_all, wait_for
 
 
 def test_delivery_outside_a_processor_says_where_it_answers() -> None:
@@ -21,9 +21,9 @@ def test_delivery_outside_a_processor_says_where_it_answers() -> None:
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize("kind", ["sync", "async", "async-4"])
+@pytest.mark.parametrize("driver", ALL)
 def test_every_attempt_tells_its_number_and_the_original_record(
-    bootstrap: str, topic_factory: Callable[..., str], kind: str
+    bootstrap: str, topic_factory: Callable[..., str], driver: str
 ) -> None:
     topic = topic_factory(partitions=2)
     sent = produce(
@@ -43,7 +43,7 @@ def test_every_attempt_tells_its_number_and_the_original_record(
             raise ConnectionError("payment service unavailable")
 
     retry = RetryTopics(delays=[0.1], in_place=1)
-    running = Running(make(kind, config(bootstrap), [topic], handle, retry=retry))
+    running = Running(make(driver, config(bootstrap), [topic], handle, retry=retry))
     try:
         read_all(bootstrap, f"{topic}-dlt", 1)
         wait_for(lambda: len(seen) == 5, what="every attempt")

@@ -1,17 +1,14 @@
-"""Retry topic names, commit offsets and paused partitions: the processor's rules alone."""
+"""Retry topic names and commit offsets: the processor's rules alone (the engine's decisions
+are in test_engine.py)."""
 
 from __future__ import annotations
 
 import pytest
-from confluent_kafka import Message
 
-from kheaders import ConfigurationError, DeserializationError, Headers, ProcessingError
+from kheaders import ConfigurationError, DeserializationError, ProcessingError
 from kheaders.deadletter import DeadLetter
-from kheaders.deadletter import spring as sh
 from kheaders.processing import Processor, RetryTopics
 from kheaders.processing._commits import MAX_METADATA, Offsets, decode_done, encode_done
-from kheaders.processing._core import Core
-from kheaders.processing._pause import Paused, now_ms
 
 
 def test_topic_names_follow_springs_defaults() -> None:
@@ -85,47 +82,6 @@ def test_out_of_order_settling_and_forgotten_partitions() -> None:
     offsets.forget({tp})
     offsets.settle(tp, 13)  # a late report for a revoked partition changes nothing
     assert offsets.to_commit() == []
-
-
-def test_paused_partitions_are_due_in_time_order() -> None:
-    paused = Paused()
-    paused.hold(("r", 0), 5, due_ms=1_000)
-    paused.hold(("r", 1), 9, due_ms=3_000)
-    assert paused.wait(10.0, at_ms=500) == 0.5
-    assert paused.due(at_ms=999) == []
-    assert [(t.topic, t.partition) for t in paused.due(at_ms=1_000)] == [("r", 0)]
-    assert ("r", 1) in paused
-    assert ("r", 0) not in paused
-    assert paused.wait(0.1, at_ms=1_000) == 0.1
-
-
-def _core(retry: RetryTopics) -> Core:
-    return Core(
-        ["orders"],
-        lambda m: None,
-        handlers=None,
-        route_by=None,
-        filter=None,
-        retry=retry,
-        dead_letter=None,
-        key_de=None,
-        value_de=None,
-        group="g",
-    )
-
-
-def test_a_due_time_far_off_is_cut_so_no_partition_stalls_for_good() -> None:
-    core = _core(RetryTopics(delays=[1]))
-    far = now_ms() + 10**12  # ~30 years
-    msg = Message(topic="orders-retry", partition=0, offset=0)
-    msg.set_headers(Headers([(sh.BACKOFF_TIMESTAMP, sh.encode_big_integer(far))]).close())
-    due = core.due_ms(msg)
-    assert due is not None
-    assert due <= now_ms() + 60_000
-    assert core.attempt(msg) == 1  # no attempts header: 1, as Spring reads it
-    on_main = Message(topic="orders", partition=0, offset=0)
-    on_main.set_headers(msg.headers())
-    assert core.due_ms(on_main) is None  # only retry topics wait
 
 
 @pytest.mark.parametrize(

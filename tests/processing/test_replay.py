@@ -10,11 +10,11 @@ from contextlib import redirect_stdout
 import pytest
 from confluent_kafka import Message
 
-from kheaders import Redactor
 from kheaders.cli import main
 from kheaders.cli._tail import format_record
 from kheaders.deadletter import spring as sh
 from kheaders.deadletter import spring_headers
+from kheaders.redaction import Redactor
 from tests.processing.helpers import produce, read_all
 
 pytestmark = pytest.mark.integration

@@ -1,5 +1,5 @@
-"""Filtering and routing on headers before deserializing; deserialized records dead-lettered
-as consumed; in-place attempts; failures with nowhere to go."""
+"""Deserialized records republished as consumed; failures with nowhere to go; a handler slower
+than max.poll.interval.ms (filtering and routing are the engine's: test_engine.py)."""
 
 from __future__ import annotations
 
@@ -13,61 +13,14 @@ from structlog.testing import capture_logs
 
 from kheaders import Consumer, JsonDeserializer, ProcessingError, Producer
 from kheaders.deadletter import DeadLetter, DeadLetterPublisher
-from kheaders.deadletter import spring as sh
 from kheaders.processing import RetryTopics
 from tests.processing.helpers import Running, config, make, produce, read_all, wait_for
 
 pytestmark = pytest.mark.integration
 
 
-@pytest.mark.parametrize("kind", ["sync"])  # async: the same rules (processing._core)
-def test_filter_and_routes_see_headers_before_any_deserializer_runs(
-    bootstrap: str, topic_factory: Callable[..., str], kind: str
-) -> None:
-    topic = topic_factory()
-    records = [
-        {"key": b"1", "value": b'{"n": 1}', "headers": [("event-type", b"created")]},
-        {"key": b"2", "value": b"not json", "headers": [("skip", b"yes")]},  # never decoded
-        {"key": b"3", "value": b'{"n": 3}', "headers": [("event-type", b"deleted")]},
-        {"key": b"4", "value": b'{"n": 4}', "headers": [("event-type", b"unknown")]},
-        {"key": b"5", "value": b"{broken", "headers": [("event-type", b"created")]},
-        {"key": b"6", "value": b'{"n": 6}'},
-    ]
-    produce(bootstrap, topic, records)
-    got: list[tuple[str, Any]] = []
-    proc = make(
-        kind,
-        config(bootstrap, **{"value.deserializer": JsonDeserializer()}),
-        [topic],
-        lambda m: got.append(("default", m.value())),
-        filter=lambda headers: "skip" not in headers,
-        route_by="event-type",
-        handlers={
-            "created": lambda m: got.append(("created", m.value())),
-            b"deleted": lambda m: got.append(("deleted", m.value())),
-        },
-        dead_letter=DeadLetter(),
-    )
-    running = Running(proc)
-    try:
-        dead = read_all(bootstrap, f"{topic}-dlt", 1)
-        wait_for(lambda: len(got) == 4, what="four handled records")
-    finally:
-        running.stop()
-    assert got == [
-        ("created", {"n": 1}),
-        ("deleted", {"n": 3}),
-        ("default", {"n": 4}),
-        ("default", {"n": 6}),
-    ]
-    assert [(d.key, d.value) for d in dead] == [(b"5", b"{broken")]  # the consumed bytes
-    assert dead[0].last(sh.EXCEPTION_FQCN) == b"kheaders.DecodeError"  # the cause (public name)
-    assert dead[0].last(sh.ATTEMPTS) == sh.encode_int(2)  # straight there: not retryable
-
-
-@pytest.mark.parametrize("kind", ["sync", "async-4"])
 def test_a_decoded_record_that_fails_is_retried_with_its_consumed_bytes(
-    bootstrap: str, topic_factory: Callable[..., str], kind: str
+    bootstrap: str, topic_factory: Callable[..., str], driver: str
 ) -> None:
     topic = topic_factory()
     raw = b'{ "spaced" :  [1, 2] }'  # re-serializing would change these bytes
@@ -79,7 +32,7 @@ def test_a_decoded_record_that_fails_is_retried_with_its_consumed_bytes(
         raise RuntimeError("downstream down")
 
     proc = make(
-        kind,
+        driver,
         config(bootstrap, **{"value.deserializer": JsonDeserializer()}),
         [topic],
         handle,
@@ -99,9 +52,8 @@ def test_a_decoded_record_that_fails_is_retried_with_its_consumed_bytes(
     assert dead[0].last("kheaders.dlt.original.topic") == f"{topic}-retry".encode()
 
 
-@pytest.mark.parametrize("kind", ["sync"])
 def test_a_failure_with_nowhere_to_go_stops_the_processor_uncommitted(
-    bootstrap: str, topic_factory: Callable[..., str], kind: str
+    bootstrap: str, topic_factory: Callable[..., str], driver: str
 ) -> None:
     topic = topic_factory()
     produce(bootstrap, topic, [{"key": b"a", "value": b"ok"}, {"key": b"b", "value": b"bad"}])
@@ -110,9 +62,9 @@ def test_a_failure_with_nowhere_to_go_stops_the_processor_uncommitted(
         if msg.value() == b"bad":
             raise ValueError("card declined\nby the bank " + "x" * 2000)
 
-    group = f"nowhere-{kind}"
+    group = f"nowhere-{driver}"
     with capture_logs() as logs:
-        running = Running(make(kind, config(bootstrap, group), [topic], handle))
+        running = Running(make(driver, config(bootstrap, group), [topic], handle))
         wait_for(lambda: not running.alive, what="the processor to stop")
         with pytest.raises(ProcessingError, match=rf"{topic}\[0\]@1") as raised:
             running.stop()

@@ -15,9 +15,8 @@ import confluent_kafka
 import pytest
 from confluent_kafka import TopicPartition
 
-from kheaders.aio import AIOProcessor
-from kheaders.processing import Processor, RetryTopics
-from tests.processing.helpers import Running, config, make, produce, wait_for
+from kheaders.processing import AIOProcessor, RetryTopics
+from tests.processing.helpers import ALL, Running, config, make, produce, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -55,25 +54,28 @@ class Gate:
             self.handled.append(msg.offset())
 
 
-@pytest.mark.parametrize("concurrency", [1, 4])
+@pytest.mark.parametrize("driver", ALL)
 def test_a_stop_during_slow_handlers_starts_no_other_record(
-    bootstrap: str, topic_factory: Callable[..., str], concurrency: int
+    bootstrap: str, topic_factory: Callable[..., str], driver: str
 ) -> None:
     topic = topic_factory()
     produce(bootstrap, topic, [{"key": f"k{i}".encode(), "value": b"v"} for i in range(40)])
     gate = Gate()
+    concurrency = 4 if driver == "async-4" else 1
 
-    async def handle(msg: Any) -> None:
+    def handle(msg: Any) -> None:
+        gate.start(msg)
+        gate.opened.wait(60)  # until the test opens the gate
+        gate.done(msg)
+
+    async def handle_async(msg: Any) -> None:
         gate.start(msg)
         while not gate.opened.is_set():  # until the test opens the gate
             await asyncio.sleep(0.01)
         gate.done(msg)
 
-    running = Running(
-        AIOProcessor(
-            config(bootstrap), [topic], handle, concurrency=concurrency, handle_signals=False
-        )
-    )
+    chosen = handle if driver == "sync" else handle_async
+    running = Running(make(driver, config(bootstrap), [topic], chosen, handle_signals=False))
     # every worker has a record in hand (and, above 1, more queued behind it)
     wait_for(lambda: len(gate.started) == concurrency, what="every worker busy")
     in_hand = list(gate.started)
@@ -84,9 +86,8 @@ def test_a_stop_during_slow_handlers_starts_no_other_record(
     assert sorted(gate.handled) == sorted(in_hand)  # the records in hand were finished
 
 
-@pytest.mark.parametrize("kind", ["sync", "async"])
 def test_a_stop_between_in_place_attempts_makes_no_further_attempt(
-    bootstrap: str, topic_factory: Callable[..., str], kind: str
+    bootstrap: str, topic_factory: Callable[..., str], driver: str
 ) -> None:
     topic = topic_factory()
     produce(bootstrap, topic, [{"key": b"k", "value": b"flaky"}])
@@ -96,17 +97,9 @@ def test_a_stop_between_in_place_attempts_makes_no_further_attempt(
         attempts.append(msg.offset())
         raise ConnectionError("payment service unavailable")
 
-    async def fail_async(msg: Any) -> None:
-        fail(msg)
-
     retry = RetryTopics(delays=[], in_place=3, in_place_delay=30)
-    group = f"inplace-{kind}-{uuid.uuid4().hex[:6]}"
-    processor: Processor | AIOProcessor
-    if kind == "sync":
-        processor = Processor(config(bootstrap, group), [topic], fail, retry=retry)
-    else:
-        processor = AIOProcessor(config(bootstrap, group), [topic], fail_async, retry=retry)
-    running = Running(processor)
+    group = f"inplace-{driver}-{uuid.uuid4().hex[:6]}"
+    running = Running(make(driver, config(bootstrap, group), [topic], fail, retry=retry))
     wait_for(lambda: len(attempts) == 1, what="the first attempt")
     running.stop()  # within the 30 s wait before the second attempt
     assert attempts == [0]

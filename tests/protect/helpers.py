@@ -9,11 +9,11 @@ from typing import Any
 
 from kheaders import Headers
 from kheaders.protect import (
-    ProtectingSerializer,
+    ProtectedDeserializer,
+    ProtectedSerializer,
     RecordKeyDeserializer,
     RecordKeySerializer,
     StaticKeyring,
-    UnprotectingDeserializer,
     public_key_of,
 )
 
@@ -42,8 +42,8 @@ def verify_keyring() -> StaticKeyring:
 
 def writer(
     *, sign: bool = True, bound: Sequence[str] = ("tenant",), **kw: Any
-) -> ProtectingSerializer:
-    return ProtectingSerializer(
+) -> ProtectedSerializer:
+    return ProtectedSerializer(
         keyring=kw.pop("keyring", aes_keyring()),
         signing_keyring=signing_keyring() if sign else None,
         bound_headers=bound,
@@ -53,8 +53,8 @@ def writer(
 
 def reader(
     *, verify: bool = True, contexts: Collection[str] | None = None, **kw: Any
-) -> UnprotectingDeserializer:
-    return UnprotectingDeserializer(
+) -> ProtectedDeserializer:
+    return ProtectedDeserializer(
         keyring=kw.pop("keyring", aes_keyring()),
         verify_keyring=verify_keyring() if verify else None,
         contexts=contexts,
@@ -63,7 +63,7 @@ def reader(
 
 
 def protect(
-    ser: ProtectingSerializer, topic: str, key: bytes | None, value: bytes | None, headers: Pairs
+    ser: ProtectedSerializer, topic: str, key: bytes | None, value: bytes | None, headers: Pairs
 ) -> tuple[bytes | None, bytes | None, Pairs]:
     """(key, value, headers) as they would go on the wire."""
     h = Headers(headers)
@@ -73,7 +73,7 @@ def protect(
 
 
 def unprotect(
-    de: UnprotectingDeserializer, topic: str, key: bytes | None, value: bytes | None, headers: Pairs
+    de: ProtectedDeserializer, topic: str, key: bytes | None, value: bytes | None, headers: Pairs
 ) -> Any:
     """The plaintext value, as a consumer's deserializers give it."""
     h = Headers(headers).close()

@@ -22,19 +22,19 @@ from kheaders import (
     Producer,
     StringDeserializer,
     StringSerializer,
-    parse_traceparent,
 )
 from kheaders.deadletter import DeadLetterPublisher
 from kheaders.interceptors.tracing import TracingProducerInterceptor
 from kheaders.protect import (
-    ProtectingSerializer,
+    ProtectedDeserializer,
+    ProtectedSerializer,
     ProtectionHeader,
     RecordKeyDeserializer,
     RecordKeySerializer,
     StaticKeyring,
-    UnprotectingDeserializer,
     describe,
 )
+from kheaders.tracecontext import parse_traceparent
 from tests.protect.helpers import (
     AES_KEY,
     AES_KEY_2,
@@ -60,7 +60,7 @@ def protecting_producer(bootstrap: str, keyring: StaticKeyring | None = None) ->
             "bootstrap.servers": bootstrap,
             "linger.ms": 2,
             "key.serializer": RecordKeySerializer(StringSerializer()),
-            "value.serializer": ProtectingSerializer(
+            "value.serializer": ProtectedSerializer(
                 JsonSerializer(),
                 keyring=keyring or aes_keyring(),
                 signing_keyring=signing_keyring(),
@@ -127,7 +127,7 @@ def test_plaintext_never_on_the_wire_metadata_readable_without_keys(
             "client.id": "protect-test",
             "interceptor.classes": "kheaders.interceptors.client_id.ClientIdInterceptor",
             "key.serializer": "kheaders.protect.RecordKeySerializer",
-            "value.serializer": "kheaders.protect.ProtectingSerializer",
+            "value.serializer": "kheaders.protect.ProtectedSerializer",
         },
         interceptors=[tracing],
     )
@@ -172,7 +172,7 @@ def test_plaintext_never_on_the_wire_metadata_readable_without_keys(
                 bootstrap,
                 **{
                     "key.deserializer": "kheaders.protect.RecordKeyDeserializer",
-                    "value.deserializer": "kheaders.protect.UnprotectingDeserializer",
+                    "value.deserializer": "kheaders.protect.ProtectedDeserializer",
                 },
             )
         ),
@@ -189,7 +189,7 @@ def json_reader(bootstrap: str, keyring: StaticKeyring, **kw: Any) -> Consumer:
     return Consumer(
         consumer_config(bootstrap),
         key_deserializer=RecordKeyDeserializer(StringDeserializer()),
-        value_deserializer=UnprotectingDeserializer(
+        value_deserializer=ProtectedDeserializer(
             JsonDeserializer(), keyring=keyring, verify_keyring=verify_keyring(), **kw
         ),
     )
@@ -317,7 +317,7 @@ async def test_async_clients_protect_and_refuse(bootstrap: str, topic: str) -> N
     producer = AIOProducer(
         {"bootstrap.servers": bootstrap, "linger.ms": 2},
         key_serializer=RecordKeySerializer(),
-        value_serializer=ProtectingSerializer(
+        value_serializer=ProtectedSerializer(
             JsonSerializer(), keyring=aes_keyring(), signing_keyring=signing_keyring()
         ),
     )
@@ -330,7 +330,7 @@ async def test_async_clients_protect_and_refuse(bootstrap: str, topic: str) -> N
         consumer = AIOConsumer(
             consumer_config(bootstrap),
             key_deserializer=RecordKeyDeserializer(),
-            value_deserializer=UnprotectingDeserializer(
+            value_deserializer=ProtectedDeserializer(
                 JsonDeserializer(), keyring=aes_keyring(), verify_keyring=verify_keyring(), **kw
             ),
         )

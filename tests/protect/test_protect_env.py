@@ -23,12 +23,12 @@ from kheaders._errors import ConfigurationError
 from kheaders.protect import (
     PROTECT_HEADER,
     SIGN_HEADER,
-    ProtectingSerializer,
+    ProtectedDeserializer,
+    ProtectedSerializer,
     ProtectionHeader,
     RecordKeySerializer,
     SignatureParams,
     StaticKeyring,
-    UnprotectingDeserializer,
 )
 from tests.protect.helpers import (
     AES_KEY,
@@ -66,8 +66,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def writer_for(encrypt: str, sign: str, monkeypatch: pytest.MonkeyPatch) -> ProtectingSerializer:
-    """A ProtectingSerializer whose encryption and signing keys come from ``encrypt`` /
+def writer_for(encrypt: str, sign: str, monkeypatch: pytest.MonkeyPatch) -> ProtectedSerializer:
+    """A ProtectedSerializer whose encryption and signing keys come from ``encrypt`` /
     ``sign`` ("passed", "env" or "absent"). Passed keys have ids ``p-enc`` / ``p-sig``,
     environment keys ``e-enc`` / ``e-sig``, so the record tells which applied."""
     monkeypatch.delenv(KEYS, raising=False)
@@ -81,7 +81,7 @@ def writer_for(encrypt: str, sign: str, monkeypatch: pytest.MonkeyPatch) -> Prot
         kwargs["signing_keyring"] = StaticKeyring({"p-sig": SIGNING_SEED})
     if sign == "env" or sign == "passed":
         monkeypatch.setenv(SIGNING, f"e-sig:{b64(SIGNING_SEED)}")
-    return ProtectingSerializer(**kwargs)
+    return ProtectedSerializer(**kwargs)
 
 
 def expected_kids(encrypt: str, sign: str) -> tuple[str | None, str | None]:
@@ -119,7 +119,7 @@ def test_signing_keyring_passed_with_keys_in_the_environment_still_encrypts(
 ) -> None:
     """The issue's reproduction: before, the environment was read only with no keyring."""
     monkeypatch.setenv(KEYS, f"k1:{b64(AES_KEY)}")
-    ser = ProtectingSerializer(signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
+    ser = ProtectedSerializer(signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
     _, value, headers = protect(ser, "orders", b"k", PLAINTEXT, [])
     assert value != PLAINTEXT
     assert kids_of(headers) == ("k1", "s1")
@@ -127,9 +127,9 @@ def test_signing_keyring_passed_with_keys_in_the_environment_still_encrypts(
 
 def test_no_keys_anywhere_is_refused_naming_the_arguments_and_variables() -> None:
     with pytest.raises(ConfigurationError, match=f"keyring=.*{KEYS}.*{SIGNING}"):
-        ProtectingSerializer()
+        ProtectedSerializer()
     with pytest.raises(ConfigurationError, match=f"keyring=.*{KEYS}.*{VERIFY}"):
-        UnprotectingDeserializer()
+        ProtectedDeserializer()
 
 
 @pytest.mark.parametrize("empty", ["", "  ", " , "])
@@ -140,11 +140,11 @@ def test_a_keys_variable_set_but_empty_is_refused_not_read_as_unset(
     without encrypting, or decrypt without verifying, in silence."""
     monkeypatch.setenv(KEYS, empty)
     with pytest.raises(ConfigurationError, match=f"{KEYS} is set but holds no keys"):
-        ProtectingSerializer(signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
+        ProtectedSerializer(signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
     monkeypatch.delenv(KEYS)
     monkeypatch.setenv(VERIFY, empty)
     with pytest.raises(ConfigurationError, match=f"{VERIFY} is set but holds no keys"):
-        UnprotectingDeserializer(keyring=StaticKeyring({"k1": AES_KEY}))
+        ProtectedDeserializer(keyring=StaticKeyring({"k1": AES_KEY}))
 
 
 def test_bound_headers_and_context_from_the_environment_apply_when_a_keyring_is_passed(
@@ -153,11 +153,11 @@ def test_bound_headers_and_context_from_the_environment_apply_when_a_keyring_is_
     monkeypatch.setenv("KHEADERS_PROTECT_BOUND_HEADERS", "tenant")
     monkeypatch.setenv("KHEADERS_PROTECT_CONTEXT", "billing")
     keys = StaticKeyring({"k1": AES_KEY})
-    _, _, headers = protect(ProtectingSerializer(keyring=keys), "orders", b"k", b"v", [])
+    _, _, headers = protect(ProtectedSerializer(keyring=keys), "orders", b"k", b"v", [])
     header = ProtectionHeader.from_bytes(dict(headers)[PROTECT_HEADER] or b"")
     assert (header.bound, header.context) == (["tenant"], "billing")
     # arguments passed win over the environment, an empty list of bound headers included
-    explicit = ProtectingSerializer(keyring=keys, bound_headers=[], context="orders")
+    explicit = ProtectedSerializer(keyring=keys, bound_headers=[], context="orders")
     _, _, headers = protect(explicit, "orders", b"k", b"v", [])
     header = ProtectionHeader.from_bytes(dict(headers)[PROTECT_HEADER] or b"")
     assert (header.bound, header.context) == ([], "orders")
@@ -170,28 +170,28 @@ def test_verify_keys_in_the_environment_apply_when_only_a_keyring_is_passed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     keys = StaticKeyring({"k1": AES_KEY})
-    unsigned = protect(ProtectingSerializer(keyring=keys), "orders", b"k", PLAINTEXT, [])
+    unsigned = protect(ProtectedSerializer(keyring=keys), "orders", b"k", PLAINTEXT, [])
     monkeypatch.setenv(VERIFY, f"s1:{b64(SIGNING_PUBLIC)}")
-    reader = UnprotectingDeserializer(keyring=keys)
+    reader = ProtectedDeserializer(keyring=keys)
     with pytest.raises(IntegrityError, match="not signed, and a signature is required"):
         unprotect(reader, "orders", *unsigned)
-    signer = ProtectingSerializer(keyring=keys, signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
+    signer = ProtectedSerializer(keyring=keys, signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
     assert unprotect(reader, "orders", *protect(signer, "orders", b"k", PLAINTEXT, [])) == PLAINTEXT
 
 
 def test_keys_in_the_environment_apply_when_only_a_verify_keyring_is_passed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    signer = ProtectingSerializer(signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
+    signer = ProtectedSerializer(signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
     monkeypatch.setenv(KEYS, f"k1:{b64(AES_KEY)}")
-    reader = UnprotectingDeserializer(verify_keyring=StaticKeyring({"s1": SIGNING_PUBLIC}))
+    reader = ProtectedDeserializer(verify_keyring=StaticKeyring({"s1": SIGNING_PUBLIC}))
     # a record only signed (its writer built before the keys were set) is plaintext: refused
     monkeypatch.delenv(KEYS)
     plain = protect(signer, "orders", b"k", PLAINTEXT, [])
     with pytest.raises(IntegrityError, match="not encrypted, and encryption is required"):
         unprotect(reader, "orders", *plain)
     monkeypatch.setenv(KEYS, f"k1:{b64(AES_KEY)}")
-    both = ProtectingSerializer(signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
+    both = ProtectedSerializer(signing_keyring=StaticKeyring({"s1": SIGNING_SEED}))
     assert unprotect(reader, "orders", *protect(both, "orders", b"k", PLAINTEXT, [])) == PLAINTEXT
 
 
@@ -199,9 +199,9 @@ def test_contexts_from_the_environment_apply_when_a_keyring_is_passed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     keys = StaticKeyring({"k1": AES_KEY})
-    record = protect(ProtectingSerializer(keyring=keys), "orders", b"k", PLAINTEXT, [])
+    record = protect(ProtectedSerializer(keyring=keys), "orders", b"k", PLAINTEXT, [])
     monkeypatch.setenv("KHEADERS_PROTECT_CONTEXTS", "orders")
-    assert unprotect(UnprotectingDeserializer(keyring=keys), "orders.dlt", *record) == PLAINTEXT
+    assert unprotect(ProtectedDeserializer(keyring=keys), "orders.dlt", *record) == PLAINTEXT
 
 
 # -- on the wire ---------------------------------------------------------------------------

@@ -11,10 +11,10 @@ from kheaders._errors import ConfigurationError
 from kheaders.protect import (
     CachingKeyring,
     Keyring,
-    ProtectingSerializer,
+    ProtectedDeserializer,
+    ProtectedSerializer,
     ProtectionHeader,
     StaticKeyring,
-    UnprotectingDeserializer,
 )
 from tests.protect.helpers import AES_KEY, AES_KEY_2, assert_no_secret, protect, unprotect
 
@@ -76,17 +76,17 @@ def test_missing_sources_name_themselves(tmp_path: Path, monkeypatch: pytest.Mon
         StaticKeyring({"k1": AES_KEY}, current="k3")
     monkeypatch.delenv("KHEADERS_PROTECT_SIGNING_KEYS", raising=False)
     with pytest.raises(ConfigurationError, match="no keys"):
-        ProtectingSerializer()
+        ProtectedSerializer()
 
 
 def test_rotation_new_key_writes_old_keys_still_read() -> None:
     ring = StaticKeyring({"k1": AES_KEY})
-    ser = ProtectingSerializer(keyring=ring)
+    ser = ProtectedSerializer(keyring=ring)
     old = protect(ser, "t", b"k", b"before", [])
     ring.add("k2", AES_KEY_2)
     new = protect(ser, "t", b"k", b"after", [])
     assert (kid_of(old[2]), kid_of(new[2])) == ("k1", "k2")
-    reader = UnprotectingDeserializer(keyring=ring)
+    reader = ProtectedDeserializer(keyring=ring)
     assert unprotect(reader, "t", *old) == b"before"
     assert unprotect(reader, "t", *new) == b"after"
     with pytest.raises(ConfigurationError, match="already names another key"):
@@ -103,9 +103,9 @@ def test_kms_hook_is_asked_once_per_key_id() -> None:
         return None if data is None else bytes(b ^ 0x5A for b in data)
 
     ring = CachingKeyring(unwrap, lambda: "k1")
-    ser = ProtectingSerializer(keyring=ring)
+    ser = ProtectedSerializer(keyring=ring)
     records = [protect(ser, "t", b"k", b"v%d" % i, []) for i in range(5)]
-    assert [unprotect(UnprotectingDeserializer(keyring=ring), "t", *r) for r in records] == [
+    assert [unprotect(ProtectedDeserializer(keyring=ring), "t", *r) for r in records] == [
         b"v%d" % i for i in range(5)
     ]
     assert asked == ["k1"]
@@ -125,6 +125,6 @@ def test_bad_protection_settings_are_configuration_errors(
     kwargs: dict[str, object], words: str
 ) -> None:
     with pytest.raises(ConfigurationError, match=words):
-        ProtectingSerializer(keyring=StaticKeyring({"k1": AES_KEY}), **kwargs)  # type: ignore[arg-type]
+        ProtectedSerializer(keyring=StaticKeyring({"k1": AES_KEY}), **kwargs)  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="non-empty collection"):
-        UnprotectingDeserializer(keyring=StaticKeyring({"k1": AES_KEY}), contexts=set())
+        ProtectedDeserializer(keyring=StaticKeyring({"k1": AES_KEY}), contexts=set())

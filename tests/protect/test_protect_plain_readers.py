@@ -35,10 +35,10 @@ from kheaders import (
 )
 from kheaders._errors import ConfigurationError
 from kheaders.protect import (
-    ProtectingSerializer,
+    ProtectedDeserializer,
+    ProtectedSerializer,
     RecordKeySerializer,
     StaticKeyring,
-    UnprotectingDeserializer,
 )
 from tests.protect.helpers import (
     AES_KEY,
@@ -69,7 +69,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def encrypted_record() -> tuple[bytes | None, bytes | None, list[tuple[str, bytes | None]]]:
     """An encrypted JSON record whose ciphertext is not UTF-8 (fixed nonce aside, a fresh
     one makes that a coin toss per byte: retried until it holds)."""
-    ser = ProtectingSerializer(JsonSerializer(), keyring=aes_keyring())
+    ser = ProtectedSerializer(JsonSerializer(), keyring=aes_keyring())
     for _ in range(100):
         key, value, headers = protect(ser, "orders", b"k", {"amount": 12}, [])  # type: ignore[arg-type]
         assert value is not None
@@ -87,7 +87,7 @@ def test_a_plain_deserializer_names_encryption_as_the_cause(name: str) -> None:
         PLAIN_READERS[name].deserialize("orders", Headers(headers).close(), value)
     text = str(refused.value)
     assert text.startswith(f"topic 'orders': {CAUSE}")
-    assert "kheaders.protect.UnprotectingDeserializer" in text
+    assert "kheaders.protect.ProtectedDeserializer" in text
     assert "kheaders.protect.RecordKeyDeserializer" in text
     assert "this deserializer saw: " in text  # what it found is kept, after the cause
 
@@ -116,7 +116,7 @@ def test_a_consumer_with_a_plain_json_deserializer_names_the_cause(
         {
             "bootstrap.servers": bootstrap,
             "key.serializer": RecordKeySerializer(),
-            "value.serializer": ProtectingSerializer(JsonSerializer(), keyring=aes_keyring()),
+            "value.serializer": ProtectedSerializer(JsonSerializer(), keyring=aes_keyring()),
         }
     )
     producer.produce(topic, {"amount": 12}, b"order-1")
@@ -144,7 +144,7 @@ def test_a_consumer_with_a_plain_json_deserializer_names_the_cause(
 
 
 def signed(topic: str) -> Any:
-    ser = ProtectingSerializer(keyring=aes_keyring(), signing_keyring=signing_keyring())
+    ser = ProtectedSerializer(keyring=aes_keyring(), signing_keyring=signing_keyring())
     return protect(ser, topic, b"k", b"v", [])
 
 
@@ -153,7 +153,7 @@ def unverified_warnings(logs: Sequence[MutableMapping[str, Any]]) -> list[Mutabl
 
 
 def test_signed_records_read_without_verify_keys_warn_once_per_topic() -> None:
-    reader = UnprotectingDeserializer(keyring=aes_keyring())
+    reader = ProtectedDeserializer(keyring=aes_keyring())
     with capture_logs() as logs:
         for topic in ("orders", "orders", "payments", "orders", "payments"):
             assert unprotect(reader, topic, *signed(topic)) == b"v"
@@ -167,12 +167,12 @@ def test_signed_records_read_without_verify_keys_warn_once_per_topic() -> None:
 
 
 def test_no_warning_when_verifying_or_when_unchecked_reading_is_chosen() -> None:
-    verifying = UnprotectingDeserializer(
+    verifying = ProtectedDeserializer(
         keyring=aes_keyring(), verify_keyring=StaticKeyring({"s1": SIGNING_PUBLIC})
     )
-    chosen = UnprotectingDeserializer(keyring=aes_keyring(), require_signature=False)
-    unsigned_ser = ProtectingSerializer(keyring=aes_keyring())
-    plain_reader = UnprotectingDeserializer(keyring=aes_keyring())
+    chosen = ProtectedDeserializer(keyring=aes_keyring(), require_signature=False)
+    unsigned_ser = ProtectedSerializer(keyring=aes_keyring())
+    plain_reader = ProtectedDeserializer(keyring=aes_keyring())
     with capture_logs() as logs:
         assert unprotect(verifying, "orders", *signed("orders")) == b"v"
         assert unprotect(chosen, "orders", *signed("orders")) == b"v"
@@ -182,7 +182,7 @@ def test_no_warning_when_verifying_or_when_unchecked_reading_is_chosen() -> None
 
 
 def test_the_warning_holds_no_key_material_or_plaintext() -> None:
-    reader = UnprotectingDeserializer(keyring=aes_keyring())
+    reader = ProtectedDeserializer(keyring=aes_keyring())
     with capture_logs() as logs:
         unprotect(reader, "orders", *signed("orders"))
     text = repr(unverified_warnings(logs)).encode()
@@ -193,7 +193,7 @@ def test_the_warning_holds_no_key_material_or_plaintext() -> None:
 def test_requiring_what_the_reader_has_no_keys_for_is_refused_at_construction() -> None:
     keys = StaticKeyring({"k1": AES_KEY})
     with pytest.raises(ConfigurationError, match="require_signature=True needs verify keys"):
-        UnprotectingDeserializer(keyring=keys, require_signature=True)
+        ProtectedDeserializer(keyring=keys, require_signature=True)
     verify = StaticKeyring({"s1": SIGNING_PUBLIC})
     with pytest.raises(ConfigurationError, match="require_encryption=True needs keys"):
-        UnprotectingDeserializer(verify_keyring=verify, require_encryption=True)
+        ProtectedDeserializer(verify_keyring=verify, require_encryption=True)

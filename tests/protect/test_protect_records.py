@@ -9,10 +9,10 @@ from kheaders.protect import (
     PROTECT_HEADER,
     SIGN_HEADER,
     SIGNATURE_HEADER,
-    ProtectingSerializer,
+    ProtectedDeserializer,
+    ProtectedSerializer,
     ProtectionHeader,
     SignatureParams,
-    UnprotectingDeserializer,
     describe,
 )
 from kheaders.protect._format import TAG_SIZE
@@ -34,7 +34,7 @@ def sealed(**kw: object) -> tuple[bytes | None, bytes | None, list[tuple[str, by
 
 
 def refused(
-    de: UnprotectingDeserializer,
+    de: ProtectedDeserializer,
     key: bytes | None,
     value: bytes | None,
     headers: list[tuple[str, bytes | None]],
@@ -219,10 +219,10 @@ def test_without_the_key_wrapper_every_record_fails_loudly() -> None:
 def test_inner_serializers_run_on_the_plaintext() -> None:
     from kheaders import JsonDeserializer, JsonSerializer
 
-    ser = ProtectingSerializer(JsonSerializer(), keyring=aes_keyring())
+    ser = ProtectedSerializer(JsonSerializer(), keyring=aes_keyring())
     key, value, headers = protect(ser, "orders", b"k", {"amount": 12}, [])  # type: ignore[arg-type]
     assert [k for k, _ in headers] == ["content-type", PROTECT_HEADER]  # the inner's, then ours
     assert value is not None
     assert len(value) == len(b'{"amount":12}') + TAG_SIZE
-    de = UnprotectingDeserializer(JsonDeserializer(), keyring=aes_keyring())
+    de = ProtectedDeserializer(JsonDeserializer(), keyring=aes_keyring())
     assert unprotect(de, "orders", key, value, headers) == {"amount": 12}

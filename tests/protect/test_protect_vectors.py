@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from kheaders.protect import StaticKeyring, UnprotectingDeserializer
+from kheaders.protect import ProtectedDeserializer, StaticKeyring
 from tests.protect.helpers import unprotect
 from tests.protect.make_vectors import PATH, compute
 
@@ -119,7 +119,7 @@ def test_a_reader_built_from_the_specification_opens_the_vectors(case: dict[str,
             header["nonce"], value or b"", aad
         )
     assert plain == _b(case["value"])
-    reader = UnprotectingDeserializer(
+    reader = ProtectedDeserializer(
         keyring=StaticKeyring({"k1": bytes.fromhex(VECTORS["aes_key"]["key"])}),
         verify_keyring=StaticKeyring({"s1": bytes.fromhex(VECTORS["signing_key"]["public"])}),
         contexts={case["context"] or case["topic"]},

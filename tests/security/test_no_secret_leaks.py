@@ -143,8 +143,8 @@ def test_processor_and_mirror(
             tracer_provider=capture.tracer_provider, meter_provider=capture.meter_provider,
         )  # fmt: skip
         mirror = Mirror(
-            config, bootstrap, [secure_topic], group_id=f"leaks-m-{uuid.uuid4().hex[:6]}",
-            consumer_config=FAST_GROUP, tracer_provider=capture.tracer_provider,
+            {**config, "group.id": f"leaks-m-{uuid.uuid4().hex[:6]}", **FAST_GROUP},
+            bootstrap, [secure_topic], tracer_provider=capture.tracer_provider,
             meter_provider=capture.meter_provider,
         )  # fmt: skip
         threads = [

@@ -78,11 +78,9 @@ def test_mirror_copies_from_a_sasl_scram_cluster_to_a_plain_one(
     create_topic(bootstrap, secure_topic)
     _produce(source, secure_topic, [b"m-1", b"m-2"])
     mirror = Mirror(
-        source,
+        {**source, "group.id": f"mirror-{uuid.uuid4().hex[:6]}", **FAST_GROUP},
         bootstrap,
         [secure_topic],
-        group_id=f"mirror-{uuid.uuid4().hex[:6]}",
-        consumer_config=FAST_GROUP,
     )
     thread = threading.Thread(target=mirror.run, kwargs={"idle_timeout": 120}, daemon=True)
     thread.start()
