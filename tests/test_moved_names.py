@@ -258,9 +258,18 @@ def test_the_old_spring_headers_module_warns_at_the_importing_line_and_is_the_sa
 
 @pytest.mark.usefixtures("no_spring_headers")
 def test_the_old_spring_headers_module_as_a_package_attribute_warns() -> None:
-    with pytest.warns(DeprecationWarning, match=r"kheaders\.deadletter\.spring"):
+    import kheaders.deadletter.spring
+    import kheaders.processing
+
+    with pytest.warns(DeprecationWarning, match=r"kheaders\.deadletter\.spring") as caught:
         from kheaders.processing import spring_headers
+    assert {w.filename for w in caught} == {__file__}  # the import's line (asked twice by it)
     assert spring_headers.EXCEPTION_FQCN == "kafka_exception-fqcn"
+    vars(kheaders.processing).pop("spring_headers", None)
+    with pytest.warns(DeprecationWarning, match=r"kheaders\.deadletter\.spring") as caught:
+        decode = kheaders.processing.spring_headers.decode_attempts  # never imported by name
+    assert [w.filename for w in caught] == [__file__]
+    assert decode is kheaders.deadletter.spring.decode_attempts
 
 
 @pytest.mark.parametrize("name", PROCESSING_MOVED)

@@ -12,7 +12,8 @@ and the topic naming rule.
 A dead-letter topic is ``<topic>-dlt`` (Spring's default) unless :class:`DeadLetter` says
 otherwise; every user takes it as ``dead_letter=``. A missing dead-letter topic is created
 with its source topic's partition count where the client may create topics, else refused at
-start with a ConfigurationError naming it. See docs/processing.md ("Dead letters").
+start with a ConfigurationError naming it. See docs/processing.md ("The headers, side by side")
+and docs/clients.md ("Dead letters").
 """
 
 from kheaders import _public

@@ -7,7 +7,6 @@ and the command line) takes it as ``dead_letter=``: a :class:`DeadLetter`, a top
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 from kheaders._errors import ConfigurationError
@@ -101,14 +100,3 @@ def kheaders_dead_letter(value: object, who: str) -> DeadLetter:
             ' DeadLetter(..., contract="kheaders")'
         )
     return found
-
-
-def renamed(where: str, old: str, stacklevel: int = 3) -> None:
-    """Warn that ``where``'s ``old`` argument is now ``dead_letter=`` (DeprecationWarning,
-    pointing at the caller's caller)."""
-    warnings.warn(
-        f"{where}: {old} is deprecated and will be removed in the next release: pass"
-        " dead_letter= (a DeadLetter(topic=..., suffix=...) or a topic name) instead",
-        DeprecationWarning,
-        stacklevel=stacklevel,
-    )

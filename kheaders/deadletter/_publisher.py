@@ -24,10 +24,10 @@ from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError
 from kheaders._model.headers import Headers, HeaderTypes, pairs_of
 from kheaders._model.limits import check_sendable
+from kheaders._runner import deprecated_keyword
 from kheaders.deadletter._config import (
     DeadLetter,
     kheaders_dead_letter,
-    renamed,
 )
 from kheaders.deadletter._topics import ensure_topics
 from kheaders.deadletter._write import dead_letter_headers
@@ -64,7 +64,8 @@ class DeadLetterPublisher:
         topic_suffix: object = _UNSET,
     ) -> None:
         if topic is not _UNSET or topic_suffix is not _UNSET:
-            renamed("DeadLetterPublisher", "topic=/topic_suffix=")
+            old = "topic" if topic is not _UNSET else "topic_suffix"
+            deprecated_keyword("DeadLetterPublisher", old, "write dead_letter=")
             if topic not in (_UNSET, None):
                 dead_letter = topic  # type: ignore[assignment]
             elif topic_suffix is not _UNSET:

@@ -51,18 +51,19 @@ def ensure_topics(
                 except KafkaException as exc:
                     if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
                         reasons[name] = exc.args[0].str()
+            wanted = [t for t in missing if t not in reasons]  # refused ones never appear
             deadline = time.monotonic() + timeout
-            while True:
-                counts.update(_present(admin.list_topics(timeout=timeout), missing))
-                if all(t in counts for t in missing) or time.monotonic() > deadline:
+            while wanted:
+                counts.update(_present(admin.list_topics(timeout=timeout), wanted))
+                if all(t in counts for t in wanted) or time.monotonic() > deadline:
                     break
                 time.sleep(0.05)
     absent = [t for t in missing if t not in counts]
     if absent:
         said = "; ".join(f"{t!r}" + (f" ({reasons[t]})" if t in reasons else "") for t in absent)
-        how = "could not be created" if create else "are not created (creation is off)"
+        how = "could not be created" if create else "were not created (creation is off)"
         raise ConfigurationError(
-            f"dead_letter: topics records are republished to do not exist and {how}: {said};"
+            f"dead_letter: the topics failed records go to are missing and {how}: {said};"
             " create them (with their source topic's partition count) or let this client"
             " create topics"
         )

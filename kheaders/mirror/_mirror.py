@@ -23,7 +23,7 @@ from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
 from kheaders._runner import Runner, connection_config, deprecated_keyword
 from kheaders.deadletter import DeadLetter
-from kheaders.deadletter._config import kheaders_dead_letter, renamed
+from kheaders.deadletter._config import kheaders_dead_letter
 from kheaders.mirror import _metrics
 from kheaders.mirror._copy import Copier
 from kheaders.mirror._deadletters import DeadLetters
@@ -174,7 +174,7 @@ class Mirror(Runner):
         super().__init__(handle_signals=handle_signals)
         config, shutdown_timeout = _old_names(config, source, shutdown_timeout, drain_timeout)
         if dead_letter_topic is not None:
-            renamed("Mirror", "dead_letter_topic=")
+            deprecated_keyword("Mirror", "dead_letter_topic", "write dead_letter=")
             dead_letter = dead_letter_topic
         if config is None:
             raise ConfigurationError("config: the source cluster (bootstrap servers or a config)")

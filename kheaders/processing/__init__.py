@@ -14,8 +14,6 @@ docs/processing.md.
 release.
 """
 
-import warnings as _warnings
-
 from kheaders import _public
 from kheaders.processing._aio import AIOProcessor
 from kheaders.processing._core import HeadersFilter
@@ -41,19 +39,16 @@ __all__ = [
 ]
 _public.claim(__name__, globals())
 
-_MOVED = frozenset(("DeadLetter", "KHEADERS", "SPRING", "describe", "without_retry_state"))
-
-
-def __getattr__(name: str) -> object:
-    """The names that moved to :mod:`kheaders.deadletter`, with a DeprecationWarning."""
-    if name not in _MOVED:
-        raise AttributeError(f"module 'kheaders.processing' has no attribute {name!r}")
-    import kheaders.deadletter
-
-    _warnings.warn(
-        f"kheaders.processing.{name} moved to kheaders.deadletter.{name}; the old name will be"
-        " removed in the next release",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(kheaders.deadletter, name)
+# Names that moved to kheaders.deadletter in 0.2; the old ones warn for one release.
+__getattr__ = _public.moved(
+    __name__,
+    {
+        "DeadLetter": "kheaders.deadletter.DeadLetter",
+        "KHEADERS": "kheaders.deadletter.KHEADERS",
+        "SPRING": "kheaders.deadletter.SPRING",
+        "describe": "kheaders.deadletter.describe",
+        "spring_headers": "kheaders.deadletter.spring",
+        "without_retry_state": "kheaders.deadletter.without_retry_state",
+    },
+    since="0.2",
+)
