@@ -18,6 +18,14 @@ from tests.processing.helpers import Running, config, make, produce, wait_for
 pytestmark = pytest.mark.integration
 
 
+def _run(processor: Processor | AIOProcessor) -> None:
+    """``processor.run()`` on this thread (on a loop of its own for the asyncio driver)."""
+    if isinstance(processor, AIOProcessor):
+        asyncio.run(processor.run())
+    else:
+        processor.run()
+
+
 def test_a_second_run_is_refused_while_one_runs_and_close_is_final(
     driver: str, bootstrap: str, topic_factory: Callable[..., str]
 ) -> None:
@@ -28,18 +36,12 @@ def test_a_second_run_is_refused_while_one_runs_and_close_is_final(
     produce(bootstrap, topic, [{"value": b"one"}])
     wait_for(lambda: seen == [0], what="the first record handled")
     with pytest.raises(ProcessingError, match="already running"):
-        if isinstance(processor, AIOProcessor):
-            asyncio.run(processor.run())
-        else:
-            processor.run()
+        _run(processor)
     processor.close(timeout=60)  # returns once run() has returned
     assert processor.closed
     running.stop()  # joins the thread; re-raises what run() raised: nothing
     with pytest.raises(ProcessingError, match="is closed"):
-        if isinstance(processor, AIOProcessor):
-            asyncio.run(processor.run())
-        else:
-            processor.run()
+        _run(processor)
 
 
 def test_a_stop_is_spent_when_its_run_returns_and_the_next_run_processes(
