@@ -71,7 +71,8 @@ def test_a_with_block_closes_a_processor_running_in_a_thread(
         produce(bootstrap, topic, [{"value": b"x"}])
         wait_for(lambda: seen == [0], what="the record handled")
     thread.join(60)
-    assert not thread.is_alive() and p.closed
+    assert not thread.is_alive()
+    assert p.closed
 
 
 def test_an_async_with_block_closes_an_aioprocessor_on_its_loop(
@@ -88,7 +89,8 @@ def test_an_async_with_block_closes_an_aioprocessor_on_its_loop(
             task = asyncio.create_task(processor.run())
             await asyncio.to_thread(produce, bootstrap, topic, [{"value": b"x"}])
             await asyncio.to_thread(wait_for, lambda: seen == [0], 60.0, "the record")
-        assert task.done() and processor.closed
+        assert task.done()
+        assert processor.closed
         await task
 
     asyncio.run(main())
