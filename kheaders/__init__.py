@@ -80,7 +80,7 @@ from kheaders._serde.json import (
     JsonSerializer,
     media_type,
 )
-from kheaders._serde.protocols import Deserializer, Serializer
+from kheaders._serde.protocols import Deserializer, SerializationContext, Serializer
 from kheaders._settings import config_bool
 
 __version__ = "0.1.0"
@@ -139,6 +139,7 @@ __all__ = [
     "ReadOnlyHeadersError",
     "RecordMetadata",
     "Redactor",
+    "SerializationContext",
     "SerializationError",
     "Serializer",
     "StringDeserializer",

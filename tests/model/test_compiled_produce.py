@@ -1,19 +1,19 @@
 """The compiled produce side is its Python: the same records, reports, errors and messages.
 
-Every function of the compiled produce modules (``kheaders._client.{outgoing, delivery,
-records, chain, paths, direct}``) runs on the installed module (the extension where the build
+Every function of the compiled produce modules (``kheaders._client.{sending, reports,
+records, chain}``) runs on the installed module (the extension where the build
 compiled it) and on its ``.py`` loaded side by side (``tests.support.cores``), on hostile
 input: header shapes and types librdkafka cannot take, keys a subclass hides, lists changed
 after the memo vouched for them, limits that refuse, values confluent cannot send, failing
 serializers and interceptors, a full queue, failed deliveries. A ``.py`` loaded so imports
-its neighbours as installed (``pure("…direct").PlainPath`` extends the installed ``Path``):
+its neighbours as installed (``pure("…sending").Sender`` builds the installed ``Reporter``):
 each pinned function is compared in its own module's two builds.
 """
 
 from __future__ import annotations
 
 import gc
-import operator
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -26,33 +26,45 @@ from kheaders._client.chain import PRODUCER_HOOKS
 from kheaders._model.keys import KEY_SIZES
 from tests.support.cores import core, installed, pure
 
-OUT = "kheaders._client.outgoing"
-DELIVERY = "kheaders._client.delivery"
+SENDING = "kheaders._client.sending"
+REPORTS = "kheaders._client.reports"
 RECORDS = "kheaders._client.records"
 CHAIN = "kheaders._client.chain"
-PATHS = "kheaders._client.paths"
-DIRECT = "kheaders._client.direct"
 KINDS = ("installed", "pure")
 
 PINNED: frozenset[str] = frozenset(
     {
-        f"{OUT}.writable",
-        f"{OUT}.closed",
-        f"{OUT}.snapshot",
-        f"{OUT}._same_pairs",
-        f"{OUT}.OutgoingHeaders.__init__",
-        f"{OUT}.OutgoingHeaders.sent",
-        f"{OUT}.OutgoingHeaders.kept",
-        f"{OUT}.OutgoingHeaders.forget",
-        f"{DELIVERY}.read_only",
-        f"{DELIVERY}.delivering",
-        f"{DELIVERY}.Reports.__init__",
-        f"{DELIVERY}.Reports.of",
-        f"{DELIVERY}.Carrier.__call__",
-        f"{DELIVERY}.metadata_of",
-        f"{DELIVERY}.acknowledging",
-        f"{DELIVERY}.Acknowledged.__init__",
-        f"{DELIVERY}.Acknowledged.__call__",
+        f"{SENDING}.writable",
+        f"{SENDING}.closed",
+        f"{SENDING}.OutgoingHeaders.__init__",
+        f"{SENDING}.OutgoingHeaders.sent",
+        f"{SENDING}.OutgoingHeaders.kept",
+        f"{SENDING}.OutgoingHeaders.forget",
+        f"{SENDING}.FieldSerializer.__init__",
+        f"{SENDING}.FieldSerializer.__call__",
+        f"{SENDING}.handing",
+        f"{SENDING}._Keywords.__init__",
+        f"{SENDING}._Keywords.__call__",
+        f"{SENDING}.unsendable",
+        f"{SENDING}.instrumented",
+        f"{SENDING}._injecting",
+        f"{SENDING}.leave_to_instrumentation",
+        f"{SENDING}.Sender.__init__",
+        f"{SENDING}.Sender.send",
+        f"{SENDING}.Sender.send_record",
+        f"{SENDING}.Sender._send_record",
+        f"{SENDING}.Sender._hand",
+        f"{SENDING}.Sender._refused",
+        f"{SENDING}._record",
+        f"{REPORTS}.read_only",
+        f"{REPORTS}.metadata_of",
+        f"{REPORTS}.Carrier.__call__",
+        f"{REPORTS}.Reporter.__init__",
+        f"{REPORTS}.Reporter.reported",
+        f"{REPORTS}.Reporter.report",
+        f"{REPORTS}.Report.__init__",
+        f"{REPORTS}.Report.__call__",
+        f"{REPORTS}.JavaReport.__call__",
         f"{RECORDS}.ProducerRecord.__init__",
         f"{CHAIN}.OnSend.on_send",
         f"{CHAIN}.OnAcknowledgement.on_acknowledgement",
@@ -71,28 +83,16 @@ PINNED: frozenset[str] = frozenset(
         f"{CHAIN}.InterceptorChain.consume",
         f"{CHAIN}.InterceptorChain.commit",
         f"{CHAIN}.InterceptorChain.close",
-        f"{PATHS}.Path.__init__",
-        f"{PATHS}.Path.produce",
-        f"{PATHS}.Path.carry",
-        f"{PATHS}.Path.record",
-        f"{PATHS}.Path.send",
-        f"{PATHS}.Path._report",
-        f"{PATHS}.Path.delivered",
-        f"{PATHS}._serialization_error",
-        f"{DIRECT}.PlainPath.produce",
-        f"{DIRECT}.PlainPath.carry",
-        f"{DIRECT}.PlainPath._refused_list",
-        f"{DIRECT}.AckingPath.__init__",
-        f"{DIRECT}.AckingPath.produce",
-        f"{DIRECT}.AckingPath.carry",
-        f"{DIRECT}.AckingPath._acked",
-        f"{DIRECT}.AckingPath._refused",
         # the classes: made and called by the properties below on both cores; the runtime
         # protocols also by test_protocol_checks_agree
-        f"{OUT}.OutgoingHeaders",
-        f"{DELIVERY}.Acknowledged",
-        f"{DELIVERY}.Carrier",
-        f"{DELIVERY}.Reports",
+        f"{SENDING}.OutgoingHeaders",
+        f"{SENDING}.FieldSerializer",
+        f"{SENDING}._Keywords",
+        f"{SENDING}.Sender",
+        f"{REPORTS}.Carrier",
+        f"{REPORTS}.Reporter",
+        f"{REPORTS}.Report",
+        f"{REPORTS}.JavaReport",
         f"{RECORDS}.ProducerRecord",
         f"{RECORDS}.RecordMetadata",
         f"{CHAIN}.InterceptorChain",
@@ -102,10 +102,6 @@ PINNED: frozenset[str] = frozenset(
         f"{CHAIN}.OnCommit",
         f"{CHAIN}.Configurable",
         f"{CHAIN}.Closeable",
-        f"{PATHS}.Path",
-        f"{PATHS}.InterceptedPath",
-        f"{DIRECT}.PlainPath",
-        f"{DIRECT}.AckingPath",
     }
 )
 """The functions and methods of the compiled produce modules the properties below compare."""
@@ -305,9 +301,10 @@ def _value_ser(topic: str, headers: Headers, value: Any) -> Any:
     return value
 
 
-def _run(kind: str, path_kind: str, limits: Any, ops: list[Any]) -> list[Any]:
-    """The ops on a path of core ``kind``; every outcome, then every report, in order."""
-    outgoing = core(kind, OUT)
+def _run(kind: str, path_kind: str, limits: Any, ops: list[Any], parking: bool) -> list[Any]:
+    """The ops on a sender of core ``kind``; every outcome, then every report, in order."""
+    sending = core(kind, SENDING)
+    reports = core(kind, REPORTS)
     chains = core(kind, CHAIN)
     raw = Raw()
     log = raw.log
@@ -317,19 +314,16 @@ def _run(kind: str, path_kind: str, limits: Any, ops: list[Any]) -> list[Any]:
     elif path_kind == "intercepted":
         interceptors = [Sends(log)]
     chain = chains.InterceptorChain(interceptors, hooks=PRODUCER_HOOKS)
-    cls = {
-        "plain": core(kind, DIRECT).PlainPath,
-        "acking": core(kind, DIRECT).AckingPath,
-        "intercepted": core(kind, PATHS).InterceptedPath,
-    }[path_kind]
-    parked: list[Any] = []
-
-    def park(*args: Any) -> None:
-        parked.append(args[0])
-
-    gate = outgoing.OutgoingHeaders(HeaderLimits() if limits == "default" else limits)
+    parked: deque[Any] | None = deque() if parking else None
     serializer = _value_ser if path_kind == "intercepted" else None
-    path = cls(chain, gate, raw.produce, raw.produce, park, None, serializer, None)
+    sender = sending.Sender(
+        chain,
+        HeaderLimits() if limits == "default" else limits,
+        raw.produce,
+        serializers=(None, serializer),
+        parked=parked,
+    )
+    reporter = sender.reporter
     reused = list(_REUSED)
 
     def callback(err: Any, msg: Any) -> None:
@@ -348,27 +342,43 @@ def _run(kind: str, path_kind: str, limits: Any, ops: list[Any]) -> list[Any]:
     for op, topic, value, key, partition, with_cb, timestamp, spec in ops:
         headers = _build_headers(spec, reused)
         cb = callback if with_cb else None
+        at = {"partition": partition, "timestamp": timestamp}
         if op == "produce":
-            call = lambda: path.produce(topic, value, key, partition, cb, timestamp, headers)  # noqa: E731,B023
+
+            def call() -> None:
+                report = reporter.report(cb, headers)  # noqa: B023
+                sender.send(topic, value, key, headers, report, **at)  # noqa: B023
         elif op == "carry":
-            call = lambda: path.carry(Carrier(), topic, value, key, partition, timestamp, headers)  # noqa: E731,B023
+            call = lambda: sender.send(topic, value, key, headers, Carrier(), **at)  # noqa: E731,B023
         else:
 
             def call() -> None:
                 record = ProducerRecord(topic, value, key, headers, partition, timestamp)  # noqa: B023
-                path.send(record, None, java if with_cb else None)  # noqa: B023
+                report = (
+                    reports.JavaReport(reporter, java)
+                    if with_cb  # noqa: B023
+                    else reporter.report(None, record.headers)
+                )
+                sender.send_record(record, report)
 
         log.append(_outcome(call))
         log.append(("headers after", _shown(headers)))
     raw.serve()
-    log.append(("parked", parked, dict(chain.errors)))
+    log.append(("parked", [h[0] for h in parked or ()], dict(chain.errors)))
     return log
 
 
 @settings(max_examples=120, deadline=None)
-@given(st.sampled_from(["plain", "acking", "intercepted"]), _limits, st.lists(_op, max_size=6))
-def test_every_produce_path_agrees(path_kind: str, limits: Any, ops: list[Any]) -> None:
-    installed_run, pure_run = _each_core(lambda kind: _run(kind, path_kind, limits, ops))
+@given(
+    st.sampled_from(["plain", "acking", "intercepted"]),
+    _limits,
+    st.lists(_op, max_size=6),
+    st.booleans(),
+)
+def test_every_produce_path_agrees(
+    path_kind: str, limits: Any, ops: list[Any], parking: bool
+) -> None:
+    installed_run, pure_run = _each_core(lambda kind: _run(kind, path_kind, limits, ops, parking))
     assert installed_run == pure_run
 
 
@@ -381,7 +391,7 @@ def test_outgoing_headers_agree(spec: Any, limits: Any) -> None:
     limits = HeaderLimits() if limits == "default" else limits
 
     def run(kind: str) -> list[Any]:
-        module = core(kind, OUT)
+        module = core(kind, SENDING)
         reused = list(_REUSED)
         gate = module.OutgoingHeaders(limits)
         results = []
@@ -396,22 +406,10 @@ def test_outgoing_headers_agree(spec: Any, limits: Any) -> None:
         fresh = _build_headers(spec, [])
         closed = _outcome(lambda: _shown(module.closed(module.writable(fresh), limits)))
         results.append(closed)
-        for shape in (None, list(_REUSED), Headers(_REUSED).close()):
-            results.append(_shown(module.snapshot(shape)))
         return results
 
     got = _each_core(run)
     assert got[0] == got[1]
-
-
-@given(st.lists(st.integers(0, 3), max_size=4), st.lists(st.integers(0, 3), max_size=4))
-def test_the_memo_comparison_agrees(listed: list[int], memo: list[int]) -> None:
-    objects = [("a", b"1"), ("a", b"1"), ("b", b"2"), Header("a", b"1")]  # equal, not the same
-    headers = [objects[i] for i in listed]
-    kept = tuple(objects[i] for i in memo)
-    same = installed(OUT)._same_pairs(headers, kept)
-    assert same == pure(OUT)._same_pairs(headers, kept)
-    assert same == (len(headers) == len(kept) and all(map(operator.is_, headers, kept)))
 
 
 _timestamps = st.sampled_from([(0, 0), (1, 1700000000000), (2, 5)])
@@ -453,7 +451,7 @@ def test_delivery_reports_agree(
 
     got = []
     for kind in KINDS:
-        module = core(kind, DELIVERY)
+        module = core(kind, REPORTS)
         seen: list[Any] = []
 
         def cb(err: Any, msg: Any) -> None:
@@ -469,20 +467,25 @@ def test_delivery_reports_agree(
         results: list[Any] = [module.metadata_of(message())]
         results.append(_shown(module.read_only(kept)))
         results.append(_shown(module.read_only(Headers(pairs).close())))
-        reports = module.Reports(module.delivering)
-        deliver = reports.of(cb)
-        results.append(deliver is reports.of(cb))
-        deliver(None, message())
-        deliver(kept, "error", message())
-        unhashable = _outcome(lambda: reports.of([]))  # noqa: B023 - a report of its own
-        results.append((unhashable[0], callable(unhashable[1])))
-        acknowledge = module.acknowledging(ack, cb)
-        acknowledge("e", message())
-        acknowledge(kept, None, message())
-        module.acknowledging(ack, None)(None, message())
-        module.Acknowledged(Headers(pairs).close(), ack, cb, None)(None, message())
-        module.Acknowledged(Headers(pairs).close(), None, cb, java)("e", message())
-        module.Acknowledged(Headers(pairs).close(), None, None, None)("e", message())
+        for acks in (None, ack):
+            reporter = module.Reporter(acks, share=True)
+            results.append(reporter.report(None, None) is None)
+            shared = reporter.report(cb, None)
+            results.append(shared is reporter.report(cb, None))
+            results.append(shared is reporter.report(cb, []))
+            shared(None, message())
+            own = reporter.report(cb, [])
+            own.sent = kept
+            own("error", message())
+            unhashable = _outcome(lambda: reporter.report([], None))  # noqa: B023
+            results.append((unhashable[0], callable(unhashable[1])))
+            results.append(reporter.reported(kept, None, message()))
+            report = module.Report(reporter, None)
+            report.sent = Headers(pairs).close()
+            report("e", message())
+            javas = module.JavaReport(reporter, java)
+            javas.sent = kept
+            javas(None, message())
         results.append(module.Carrier.__call__(None, None, message()))
         got.append((results, seen))
     assert got[0] == got[1]
@@ -490,20 +493,20 @@ def test_delivery_reports_agree(
 
 def test_reports_release_a_callback_once_its_records_are_reported() -> None:
     for kind in KINDS:
-        module = core(kind, DELIVERY)
-        reports = module.Reports(module.delivering)
+        module = core(kind, REPORTS)
+        reporter = module.Reporter(None, share=True)
 
         class Callback:
             def __call__(self, err: Any, msg: Any) -> None:
                 pass
 
         cb = Callback()
-        first = reports.of(cb)
-        assert reports.of(cb) is first
+        first = reporter.report(cb, None)
+        assert reporter.report(cb, None) is first
         del first
         gc.collect()
-        assert reports._known == {}, kind  # the weak reference's callback forgot it
-        assert reports.of(cb) is not None
+        assert reporter._shared == {}, kind  # the weak reference's callback forgot it
+        assert reporter.report(cb, None) is not None
 
 
 # -- the chain ------------------------------------------------------------------------------
@@ -609,9 +612,72 @@ def test_producer_records_agree(headers: Any) -> None:
 
 @given(st.sampled_from(["key", "value"]), st.text(max_size=5), st.text(max_size=5))
 def test_serialization_errors_agree(field: str, topic: str, message: str) -> None:
-    a = installed(PATHS)._serialization_error(field, topic, ValueError(message))
-    b = pure(PATHS)._serialization_error(field, topic, ValueError(message))
-    assert (type(a), str(a), a.topic, a.field) == (type(b), str(b), b.topic, b.field)
+    def fails(topic: str, headers: Any, data: Any) -> Any:
+        raise ValueError(message)
+
+    def keyed(topic: str, headers: Any, data: Any, *, context: Any = None) -> Any:
+        return (context.topic, context.field, context.key, data)
+
+    got = []
+    for kind in KINDS:
+        module = core(kind, SENDING)
+        error = _outcome(lambda: module.FieldSerializer(field, fails)(topic, Headers(), b"k", 1))  # noqa: B023
+        fine = module.FieldSerializer(field, keyed)(topic, Headers(), b"k", 1)
+        got.append((error, fine))
+    assert got[0] == got[1]
+    assert got[0][0][0] == "SerializationError"
+    assert got[0][1] == (topic, field, b"k", 1)
+
+
+class _Calls:
+    """A ``produce`` that is not confluent's: records how it was called."""
+
+    def __init__(self) -> None:
+        self.calls: list[Any] = []
+
+    def produce(self, *args: Any, **kwargs: Any) -> None:
+        self.calls.append((args, kwargs))
+
+
+_OTEL = "opentelemetry.instrumentation.confluent_kafka"
+
+
+def _traced(name: str, wrapped: bool) -> Any:
+    """An object of a class named ``name`` that OpenTelemetry's module seems to define."""
+    produce: Any = lambda self, *a, **k: None  # noqa: E731
+    if wrapped:
+        produce.__wrapped__ = produce
+    return type(name, (), {"__module__": _OTEL, "produce": produce})()
+
+
+@given(
+    st.sampled_from(["AutoInstrumentedProducer", "ProxiedProducer", None]),
+    st.booleans(),
+    st.lists(st.sampled_from(["traceparent", "tracestate", "other"]), max_size=4),
+    st.sets(st.sampled_from(["traceparent", "tracestate"])),
+)
+def test_handing_and_the_instrumentation_beneath_agree(
+    name: str | None, wrapped: bool, fields: list[str], kept: set[str]
+) -> None:
+    got = []
+    for kind in KINDS:
+        module = core(kind, SENDING)
+        client = object() if name is None else _traced(name, wrapped)
+        headers = Headers([(f, b"1") for f in fields])
+        results: list[Any] = [module.instrumented(client), module._injecting(client)]
+        module.leave_to_instrumentation(client, headers, tuple(sorted(kept)))
+        results.append(_shown(headers))
+        calls = _Calls()
+        hand = module.handing(calls, False)
+        hand("t", b"v", b"k", -1, None, print, 0, None)
+        hand("t", b"v", None, 1, print, None, 5, [("a", b"1")])
+        results.append(calls.calls)
+        results.append(module.handing(calls, True) == calls.produce)
+        handed = ("t", 5, object(), -1, None, None, 0, None)
+        results.append(str(module.unsendable(handed, TypeError("x"))))
+        results.append(str(module.unsendable(("t", b"v", None), TypeError("x"))))
+        got.append(results)
+    assert got[0] == got[1]
 
 
 _HOOKS = ("on_send", "on_acknowledgement", "on_consume", "on_commit", "configure", "close")
