@@ -221,6 +221,8 @@ def unsendable(handed: Handed, exc: TypeError) -> TypeError:
 # -- OpenTelemetry's instrumentation beneath the producer -------------------------------------
 
 _OTEL_MODULE = "opentelemetry.instrumentation.confluent_kafka"
+INSTRUMENTATION = "opentelemetry-instrumentation-confluent-kafka"
+"""The distribution whose instrumentation may sit beneath a producer."""
 TRACE_FIELDS = ("traceparent", "tracestate")
 """The W3C trace context fields the instrumentation writes."""
 _said = False
@@ -263,7 +265,7 @@ def leave_to_instrumentation(client: object, headers: Headers, kept: tuple[str, 
         _log.info(
             "trace context injected by the OpenTelemetry instrumentation beneath this producer"
             " (set up first); the trace headers kheaders' interceptors wrote are left out",
-            injects="opentelemetry-instrumentation-confluent-kafka",
+            injects=INSTRUMENTATION,
             left_out=added,
             client=type(client).__qualname__,
         )
