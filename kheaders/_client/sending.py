@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from operator import is_
 from time import perf_counter
 from typing import Any, TypeAlias
 
@@ -110,8 +109,12 @@ class OutgoingHeaders:
         """
         if type(headers) is list:
             memo = self._memo
-            if len(headers) == len(memo) and all(map(is_, headers, memo)):
-                return headers
+            if len(headers) == len(memo):
+                for i in range(len(memo)):
+                    if headers[i] is not memo[i]:
+                        break
+                else:  # the very pairs that passed
+                    return headers
             if plain_fit(headers, self.limits):
                 if not headers:
                     return None
@@ -343,7 +346,7 @@ class Sender:
             )
         gate = self.gate
         try:
-            sent = gate.sent(headers)
+            sent = None if headers is None else gate.sent(headers)
         except Exception:  # the record way checks again, and acknowledges the refusal
             return self._send_record(
                 _record(topic, value, key, headers, partition=partition, timestamp=timestamp),

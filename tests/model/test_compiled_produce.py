@@ -66,6 +66,7 @@ PINNED: frozenset[str] = frozenset(
         f"{REPORTS}.Report.__call__",
         f"{REPORTS}.JavaReport.__call__",
         f"{RECORDS}.ProducerRecord.__init__",
+        f"{RECORDS}.RecordMetadata.__init__",
         f"{CHAIN}.OnSend.on_send",
         f"{CHAIN}.OnAcknowledgement.on_acknowledgement",
         f"{CHAIN}.OnConsume.on_consume",
@@ -608,6 +609,24 @@ def test_producer_records_agree(headers: Any) -> None:
     a = _outcome(lambda: _shown(installed(RECORDS).ProducerRecord("t", headers=headers).headers))
     b = _outcome(lambda: _shown(pure(RECORDS).ProducerRecord("t", headers=headers).headers))
     assert a == b
+
+
+@given(
+    st.text(max_size=4),
+    st.lists(st.one_of(st.none(), st.integers(-2, 10**6)), max_size=5),
+    st.none() | st.floats(0, 10),
+)
+def test_record_metadata_agrees(topic: str, fields: list[Any], latency: float | None) -> None:
+    """Built by position and by keyword alike, frozen, equal ignoring ``latency``."""
+    got = []
+    for kind in KINDS:
+        cls = core(kind, RECORDS).RecordMetadata
+        md = cls(topic, *fields, latency=latency)
+        other = cls(topic, *fields)
+        frozen = _outcome(lambda: setattr(md, "offset", 7))  # noqa: B023
+        got.append((repr(md), md == other, hash(md) == hash(other), frozen[0]))
+    assert got[0] == got[1]
+    assert got[0][1:] == (True, True, "FrozenInstanceError")
 
 
 @given(st.sampled_from(["key", "value"]), st.text(max_size=5), st.text(max_size=5))
