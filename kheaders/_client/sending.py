@@ -284,6 +284,10 @@ class Sender:
     record its full queue refuses waits (and every record after it, in order) instead of
     BufferError; ``beneath`` is the client whose OpenTelemetry instrumentation injects trace
     context (see :func:`instrumented`), or ``None``.
+
+    :attr:`send` is chosen once, as structlog binds a logger's methods once: the record way
+    (a :class:`ProducerRecord` through ``on_send`` and the serializers, then the checks) when
+    those see records, else the checks alone. Both end in the one hand-over.
     """
 
     __slots__ = (
@@ -296,6 +300,7 @@ class Sender:
         "parked",
         "reporter",
         "sees_records",
+        "send",
         "value_ser",
     )
 
@@ -324,8 +329,32 @@ class Sender:
         """Whether ``on_send`` or serializers see each record (a ProducerRecord is built)."""
         self.reporter = Reporter(self.ack, share=not self.sees_records)
         """What every report of this producer does first (shared with kheaders.aio)."""
+        self.send: Callable[..., None] = self._as_record if self.sees_records else self._checked
+        """``send(topic, value, key, headers, report, /, *, partition=-1, timestamp=0)``: one
+        record, ``produce``'s arguments, with ``report`` (or none) as its delivery report.
+        Raises as ``Producer.produce``."""
 
-    def send(
+    def send_record(self, record: ProducerRecord, report: Carrier | None) -> None:
+        """``record`` with ``report`` (or none) as its delivery report (Java's ``send``).
+        Raises as ``Producer.produce``, and ReadOnlyHeadersError for a record whose headers
+        were already sent or received."""
+        headers = record.headers
+        if type(headers) is Headers and headers.read_only:
+            raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
+        if self.sees_records:
+            return self._through(record, report)
+        partition = record.partition
+        return self._checked(
+            record.topic,
+            record.value,
+            record.key,
+            headers,
+            report,
+            partition=-1 if partition is None else partition,
+            timestamp=record.timestamp or 0,
+        )
+
+    def _as_record(
         self,
         topic: str,
         value: Any,
@@ -337,61 +366,21 @@ class Sender:
         partition: int = -1,
         timestamp: int = 0,
     ) -> None:
-        """One record, ``produce``'s arguments, with ``report`` (or none) as its delivery
-        report. Raises as ``Producer.produce``."""
-        if self.sees_records:
-            return self.send_record(
-                _record(topic, value, key, headers, partition=partition, timestamp=timestamp),
-                report,
-            )
-        gate = self.gate
-        try:
-            sent = None if headers is None else gate.sent(headers)
-        except Exception:  # the record way checks again, and acknowledges the refusal
-            return self._send_record(
-                _record(topic, value, key, headers, partition=partition, timestamp=timestamp),
-                report,
-            )
-        if report is not None:
-            report.sent = gate.kept(sent)
-        start = 0.0 if self.ack is None else perf_counter()
-        try:
-            self._hand((topic, value, key, partition, report, None, timestamp, sent))
-        except Exception as exc:
-            if type(sent) is list and isinstance(exc, TypeError):
-                # librdkafka refused a list the checks let through: the full checks name why
-                gate.forget()
-                record = _record(
-                    topic, value, key, headers, partition=partition, timestamp=timestamp
-                )
-                return self._send_record(record, report)
-            self._refused(topic, partition, exc, read_only(gate.kept(sent)), start)
-            raise
-        return None
-
-    def send_record(self, record: ProducerRecord, report: Carrier | None) -> None:
-        """``record`` with ``report`` (or none) as its delivery report: the record way when
-        ``on_send`` or serializers see records, else as :meth:`send` (Java's ``send``). Raises
-        as ``Producer.produce``, and ReadOnlyHeadersError for a record whose headers were
-        already sent or received."""
-        headers = record.headers
-        if type(headers) is Headers and headers.read_only:
-            raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
-        if self.sees_records:
-            return self._send_record(record, report)
-        partition = record.partition
-        return self.send(
-            record.topic,
-            record.value,
-            record.key,
-            headers,
-            report,
-            partition=-1 if partition is None else partition,
-            timestamp=record.timestamp or 0,
+        """:attr:`send` when ``on_send`` or serializers see records. Raises as
+        :func:`writable` (the record is not acknowledged then), and as :meth:`_through`."""
+        record = ProducerRecord(
+            topic,
+            value,
+            key,
+            writable(headers),
+            None if partition < 0 else partition,
+            timestamp or None,
         )
+        return self._through(record, report)
 
-    def _send_record(self, record: ProducerRecord, report: Carrier | None) -> None:
-        """``record`` through ``on_send``, the serializers, the limits, then librdkafka."""
+    def _through(self, record: ProducerRecord, report: Carrier | None) -> None:
+        """``record`` through ``on_send`` and the serializers, then :meth:`_checked`; a
+        failure on the way is acknowledged (with the time spent as latency), then raised."""
         start = perf_counter()
         chain = self.chain
         topic = record.topic
@@ -415,46 +404,79 @@ class Sender:
             value = record.value
             if self.value_ser is not None:
                 value = self.value_ser(topic, headers, key, value)
-            closed(headers, self.gate.limits)
-            if report is not None:
-                report.sent = plain_pairs(headers)  # kept in flight: tuples, not Header objects
-            partition = record.partition
-            self._hand(
-                (
-                    topic,
-                    value,
-                    key,
-                    -1 if partition is None else partition,
-                    report,
-                    None,
-                    record.timestamp or 0,
-                    headers or None,
-                )
-            )
         except Exception as exc:
-            partition = -1 if record.partition is None else record.partition
-            shown = headers if type(headers) is Headers else EMPTY
-            self._refused(topic, partition, exc, shown, start)
+            at = -1 if record.partition is None else record.partition
+            self._refused(topic, at, exc, headers, start)
             raise
+        partition = record.partition
+        return self._checked(
+            topic,
+            value,
+            key,
+            headers,
+            report,
+            partition=-1 if partition is None else partition,
+            timestamp=record.timestamp or 0,
+        )
 
-    def _hand(self, handed: Handed) -> None:
-        """``handed`` to librdkafka, or parked behind the records already waiting.
-
-        Raises the TypeError of :func:`unsendable`, BufferError where nothing parks, and what
-        librdkafka raises.
-        """
+    def _checked(
+        self,
+        topic: str,
+        value: Any,
+        key: Any,
+        headers: HeaderTypes,
+        report: Carrier | None,
+        /,
+        *,
+        partition: int = -1,
+        timestamp: int = 0,
+    ) -> None:
+        """The headers checked (and closed, when Headers), ``report`` given what it keeps,
+        then the record handed to librdkafka (or parked). A refusal is acknowledged (except
+        headers no Headers can hold, or closed ones: refused before any record existed),
+        then raised."""
+        start = 0.0 if self.ack is None else perf_counter()
+        gate = self.gate
+        try:
+            sent = None if headers is None else gate.sent(headers)
+        except Exception as exc:
+            shown = _held(headers)
+            if shown is not None:
+                self._refused(topic, partition, exc, shown, start)
+            raise
+        if report is not None:
+            report.sent = gate.kept(sent)
+        handed = (topic, value, key, partition, report, None, timestamp, sent)
         parked = self.parked
         if parked:  # order is kept: behind the records already waiting
             parked.append(handed)
-            return
+            return None
         try:
             self.hand(*handed)
-        except BufferError:
+        except BufferError as exc:
             if parked is None:
+                self._refused(topic, partition, exc, read_only(gate.kept(sent)), start)
                 raise
             parked.append(handed)
-        except TypeError as exc:
-            raise unsendable(handed, exc) from exc
+        except Exception as exc:
+            if type(sent) is list and isinstance(exc, TypeError):
+                # librdkafka refused a list the checks let through: the full checks name why
+                gate.forget()
+                return self._checked(
+                    topic,
+                    value,
+                    key,
+                    writable(headers),
+                    report,
+                    partition=partition,
+                    timestamp=timestamp,
+                )
+            error = unsendable(handed, exc) if isinstance(exc, TypeError) else exc
+            self._refused(topic, partition, error, read_only(gate.kept(sent)), start)
+            if error is exc:
+                raise
+            raise error from exc
+        return None
 
     def _refused(
         self, topic: str, partition: int, error: Exception, headers: Headers, start: float
@@ -469,15 +491,11 @@ class Sender:
             ack(md, error, headers)
 
 
-def _record(
-    topic: str, value: Any, key: Any, headers: HeaderTypes, *, partition: int, timestamp: int
-) -> ProducerRecord:
-    """``produce``'s arguments as a record with writable Headers. Raises as :func:`writable`."""
-    return ProducerRecord(
-        topic,
-        value,
-        key,
-        writable(headers),
-        None if partition < 0 else partition,
-        timestamp or None,
-    )
+def _held(headers: HeaderTypes) -> Headers | None:
+    """The Headers a refused record had: ``headers`` as a record holds them, ``None`` when no
+    record could hold them (a bad pair, closed Headers: refused before a record existed, so
+    not acknowledged)."""
+    try:
+        return writable(headers)
+    except Exception:
+        return None
