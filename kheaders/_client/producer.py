@@ -175,7 +175,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         when the queue is full, KafkaException).
         """
         sender = self._sender
-        report = sender.reporter.report(callback or on_delivery or self._default_cb, headers)
+        cb = callback or on_delivery or self._default_cb  # no report when nothing waits:
+        report = None if cb is None and sender.ack is None else sender.reporter.report(cb, headers)
         sender.send(topic, value, key, headers, report, partition=partition, timestamp=timestamp)
 
     def send(self, record: ProducerRecord, on_delivery: SendCallback | None = None) -> None:
