@@ -106,11 +106,17 @@ def _child(name: str, n: int) -> None:
     per_record = "per record" in name
     produce = producer.produce
     if name.startswith("carried"):
-        carry = getattr(producer, "_produce_carried", None)  # before the paths
-        if carry is None:
-            from kheaders._client.producer import path_of
+        import kheaders._client.producer as producer_module
 
-            carry = path_of(producer).carry
+        carry = getattr(producer, "_produce_carried", None)  # before the paths
+        if hasattr(producer_module, "sender_of"):  # one sender: the carrier is the report
+            send = producer_module.sender_of(producer).send
+
+            def carry(report: Any, topic: str, value: Any, key: Any, *args: Any) -> None:
+                partition, timestamp, headers = args
+                send(topic, value, key, headers, report, partition=partition, timestamp=timestamp)
+        elif carry is None:
+            carry = producer_module.path_of(producer).carry
 
         class Carrier:
             """A future's stand-in: the record's only report, carrying its headers."""

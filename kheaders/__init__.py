@@ -83,6 +83,7 @@ from kheaders._serde.json import (
 )
 from kheaders._serde.protocols import (
     Deserializer,
+    SerializationContext,
     Serializer,
 )
 from kheaders._settings import config_bool
@@ -139,6 +140,7 @@ __all__ = [
     "ProducerRecord",
     "ReadOnlyHeadersError",
     "RecordMetadata",
+    "SerializationContext",
     "SerializationError",
     "Serializer",
     "ShareConsumer",

@@ -37,12 +37,10 @@ MODULES = (
     "kheaders._model.received",
     "kheaders._model.traceparent",
     "kheaders.aio._delivery",
-    "kheaders._client.outgoing",
-    "kheaders._client.delivery",
     "kheaders._client.records",
+    "kheaders._client.reports",
     "kheaders._client.chain",
-    "kheaders._client.paths",
-    "kheaders._client.direct",
+    "kheaders._client.sending",
 )
 """The modules the build compiles (``hatch_build.py`` reads this tuple)."""
 

@@ -49,16 +49,14 @@ VALID = f"00-{TRACE}-{SPAN}-01"
 # -- one source: the only fork is kheaders/_speedups.py ------------------------------------
 
 _FORK = re.compile(r"cython\.compiled|\b_?COMPILED\b|^\s*import cython\b", re.MULTILINE)
-_CHOOSERS = {"kheaders/_compiled.py", "kheaders/_speedups.py", "kheaders/_cython.py"}
-_NOT_YET = {"kheaders/_client/outgoing.py", "kheaders/aio/_delivery.py"}
-"""Forks the produce path's rewrite removes (issue 34 item 3); empty this set with it."""
+_CHOOSERS = {"kheaders/_compiled.py", "kheaders/_speedups.py"}
 
 
 def test_no_module_forks_on_the_core_outside_speedups() -> None:
     forks = sorted(
         rel
         for path in PACKAGE.rglob("*.py")
-        if (rel := path.relative_to(ROOT).as_posix()) not in _CHOOSERS | _NOT_YET
+        if (rel := path.relative_to(ROOT).as_posix()) not in _CHOOSERS
         and rel != "kheaders/__init__.py"  # re-exports COMPILED, decides nothing
         and _FORK.search(path.read_text(encoding="utf-8"))
     )

@@ -167,6 +167,7 @@ TOP_LEVEL = {
         "JsonSerializer",
         "LongDeserializer",
         "LongSerializer",
+        "SerializationContext",
         "Serializer",
         "StringDeserializer",
         "StringSerializer",

@@ -85,10 +85,10 @@ def _client_field_uses(path: Path, private: frozenset[str]) -> list[str]:
 
 def test_no_module_reads_the_clients_private_fields() -> None:
     """Only producer.py touches Producer's fields and consumer.py Consumer's; kheaders.aio
-    reaches the produce path through ``path_of`` (the producer's internal interface), tests
+    reaches the produce path through ``sender_of`` (the producer's internal interface), tests
     through public methods or that same interface."""
     owners = _client_fields()
-    assert "_path" in owners[ROOT / "kheaders" / "_client" / "producer.py"]
+    assert "_sender" in owners[ROOT / "kheaders" / "_client" / "producer.py"]
     found = [
         use
         for owner, private in owners.items()

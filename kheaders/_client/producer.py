@@ -6,16 +6,16 @@ see the live, writable headers) → header limits and ``headers.close()`` → li
 delivery, on delivery failure, or when ``produce`` itself raised (the exception is then
 re-raised to the caller).
 
-What a record goes through is chosen once, when the producer is built
-(:mod:`kheaders._client.paths`): a record that no interceptor or serializer needs to see
-skips building a :class:`ProducerRecord` (its headers are checked by the producer's one
-:class:`~kheaders._client.outgoing.OutgoingHeaders`, which also remembers the last list that
-passed); one that only interceptors' ``on_acknowledgement`` awaits gets one small report.
-kheaders.aio reaches the path through :func:`path_of`, the producer's one internal interface.
+The producer is the face; its records go through its one
+:class:`~kheaders._client.sending.Sender` (what each record goes through, chosen when the
+producer is built) and their delivery reports through the sender's
+:class:`~kheaders._client.reports.Reporter`. kheaders.aio reaches both through
+:func:`sender_of`, the producer's one internal interface.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from operator import index
 from typing import Any
@@ -23,20 +23,16 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException
 
-from kheaders._client.beneath import instrumented
 from kheaders._client.chain import InterceptorChain
 from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_log
 from kheaders._client.config import resolve
-from kheaders._client.delivery import DeliveryCallback, SendCallback
-from kheaders._client.direct import AckingPath, PlainPath
-from kheaders._client.outgoing import OutgoingHeaders
-from kheaders._client.paths import InterceptedPath, Path
-from kheaders._client.rawcall import RawProduce, raw_produce
 from kheaders._client.records import ProducerRecord
+from kheaders._client.reports import DeliveryCallback, JavaReport, SendCallback
+from kheaders._client.sending import Handed, RawProduce, Sender, handing, instrumented
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
-from kheaders._errors import KHeadersError, ReadOnlyHeadersError
+from kheaders._errors import KHeadersError
 from kheaders._log import get_logger
-from kheaders._model.headers import READ_ONLY_MESSAGE, HeaderTypes
+from kheaders._model.headers import HeaderTypes
 from kheaders._model.limits import DEFAULT_LIMITS, HeaderLimits
 
 _log = get_logger("kheaders.producer")
@@ -65,7 +61,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
     """The confluent-kafka class built from the config: ``confluent_kafka.Producer`` as found
     when the producer is built (so OpenTelemetry's ``instrument()`` applies), or a subclass
     whose ``produce`` takes confluent's positional arguments (kheaders.aio's)."""
-    __slots__ = ("_chain", "_closed", "_default_cb", "_path", "_producer", "_producer_log")
+    __slots__ = ("_chain", "_closed", "_default_cb", "_producer", "_producer_log", "_sender")
 
     def __init__(
         self,
@@ -98,7 +94,7 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         except BaseException:
             chain.close()
             raise
-        self._setup(raw, chain, setup.key, setup.value, default_cb, header_limits)  # type: ignore[arg-type]
+        self._setup(raw, chain, (setup.key, setup.value), default_cb, header_limits)  # type: ignore[arg-type]
         self._producer_log = client_log(rdkafka)
 
     @classmethod
@@ -111,21 +107,20 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         limits: HeaderLimits | None = DEFAULT_LIMITS,
     ) -> Producer:
         self = cls.__new__(cls)
-        self._setup(raw, chain, key_ser, value_ser, None, limits)
+        self._setup(raw, chain, (key_ser, value_ser), None, limits)
         return self
 
     _producer: confluent_kafka.Producer
     _producer_log: LibrdkafkaLog | None
     """Where librdkafka's lines go (:mod:`kheaders._client.clientlog`): flushed at close."""
-    _path: Path
-    """What every record goes through, chosen once (see :mod:`kheaders._client.paths`)."""
+    _sender: Sender
+    """What every record goes through, chosen once (see :mod:`kheaders._client.sending`)."""
 
-    def _setup(  # noqa: PLR0917 - the producer's parts, set once
+    def _setup(
         self,
         raw: confluent_kafka.Producer,
         chain: InterceptorChain,
-        key_ser: Callable[..., object] | None,
-        value_ser: Callable[..., object] | None,
+        serializers: tuple[Callable[..., object] | None, Callable[..., object] | None],
         default_cb: DeliveryCallback | None,
         limits: HeaderLimits | None,
     ) -> None:
@@ -134,24 +129,21 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         self._producer_log = None
         self._default_cb = default_cb
         self._closed = False
-        produce = raw_produce(raw, type(raw) is type(self)._client_class)
-        carry, park = self._carriers(raw, produce)
-        self._path = path_for(
+        hand, parked = self._handing(raw, handing(raw, type(raw) is type(self)._client_class))
+        self._sender = Sender(
             chain,
-            OutgoingHeaders(limits),
-            produce,
-            carry,
-            park,
-            key_ser,
-            value_ser,
-            raw if instrumented(raw) else None,
+            limits,
+            hand,
+            serializers=serializers,
+            parked=parked,
+            beneath=raw if instrumented(raw) else None,
         )
 
-    def _carriers(
+    def _handing(
         self, raw: confluent_kafka.Producer, produce: RawProduce
-    ) -> tuple[RawProduce, RawProduce | None]:
-        """Where carried records (kheaders.aio's) go, and where one a full queue refused is
-        parked (``None``: BufferError is raised, as confluent does); a subclass's to change."""
+    ) -> tuple[RawProduce, deque[Handed] | None]:
+        """What records are handed to, and where one a full queue refused waits (``None``:
+        BufferError is raised, as confluent does); a subclass's to change."""
         return produce, None
 
     # -- produce ----------------------------------------------------------------------------
@@ -182,10 +174,10 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         cannot send (naming the topic and type), and whatever librdkafka raises (BufferError
         when the queue is full, KafkaException).
         """
-        return self._path.produce(
-            topic, value, key, partition, callback or on_delivery or self._default_cb,
-            timestamp, headers,
-        )  # fmt: skip
+        sender = self._sender
+        cb = callback or on_delivery or self._default_cb  # no report when nothing waits:
+        report = None if cb is None and sender.ack is None else sender.reporter.report(cb, headers)
+        sender.send(topic, value, key, headers, report, partition=partition, timestamp=timestamp)
 
     def send(self, record: ProducerRecord, on_delivery: SendCallback | None = None) -> None:
         """Send a :class:`ProducerRecord`; ``on_delivery(metadata, error)`` as in Java.
@@ -194,9 +186,14 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         (``on_delivery`` is not called; interceptors' ``on_acknowledgement`` is).
         Raises as :meth:`produce`.
         """
-        if record.headers.read_only:
-            raise ReadOnlyHeadersError(READ_ONLY_MESSAGE)
-        self._path.send(record, None, on_delivery)
+        sender = self._sender
+        reporter = sender.reporter
+        report = (
+            reporter.report(None, record.headers)
+            if on_delivery is None
+            else JavaReport(reporter, on_delivery)  # type: ignore[arg-type]
+        )
+        sender.send_record(record, report)
 
     def produce_batch(
         self,
@@ -225,8 +222,8 @@ class Producer(ClientWrapper, client=confluent_kafka.Producer):
         if not isinstance(topic, str):
             raise TypeError(f"argument 1 must be str, not {type(topic).__name__}")
         partition = index(partition)
-        path = self._path
-        _check_batch(messages, path.key_ser is None, path.value_ser is None)
+        sender = self._sender
+        _check_batch(messages, sender.key_ser is None, sender.value_ser is None)
         default_cb = callback or on_delivery
         good = 0
         for m in messages:
@@ -362,32 +359,12 @@ def _check_batch(messages: object, check_keys: bool, check_values: bool) -> None
             )
 
 
-def path_for(  # noqa: PLR0917 - the producer's parts, set once
-    chain: InterceptorChain,
-    gate: OutgoingHeaders,
-    raw_produce: RawProduce,
-    carry_produce: RawProduce,
-    park: RawProduce | None,
-    key_ser: Callable[..., object] | None,
-    value_ser: Callable[..., object] | None,
-    beneath: object,
-) -> Path:
-    """The path every record of a producer with these parts takes (chosen once, when it is
-    built: see :mod:`kheaders._client.paths`)."""
-    parts = (chain, gate, raw_produce, carry_produce, park, key_ser, value_ser, beneath)
-    if chain.on_send or key_ser is not None or value_ser is not None:
-        return InterceptedPath(*parts)
-    if chain.on_acknowledgement:
-        return AckingPath(*parts)
-    return PlainPath(*parts)
-
-
-def path_of(producer: Producer) -> Path:
-    """The path ``producer``'s records take (kheaders.aio's interface): its ``carry`` hands a record
-    over with a carrier (a future) as its report; ``acknowledge`` is what each carrier must
-    run first (``None``: nothing); ``sees_records`` whether interceptors or serializers see
-    records (``send`` then goes through ``Path.send``)."""
-    return producer._path
+def sender_of(producer: Producer) -> Sender:
+    """What ``producer``'s records go through (kheaders.aio's interface): its ``send`` and
+    ``send_record`` take a report of the caller's making (a future, a
+    :class:`~kheaders._client.reports.Carrier`); its ``reporter`` is what each report runs
+    first."""
+    return producer._sender
 
 
 def producer_log(producer: Producer) -> LibrdkafkaLog | None:

@@ -44,7 +44,7 @@ class ProducerRecord:
         self.timestamp = timestamp
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class RecordMetadata:
     """Where a record landed (or was headed, when sending failed).
 
@@ -65,3 +65,24 @@ class RecordMetadata:
     serialized_key_size: int = -1
     serialized_value_size: int = -1
     latency: float | None = field(default=None, compare=False)
+
+    def __init__(  # noqa: PLR0917 - the fields, in order (Java's, then latency)
+        self,
+        topic: str,
+        partition: int = -1,
+        offset: int = -1,
+        timestamp: int | None = None,
+        serialized_key_size: int = -1,
+        serialized_value_size: int = -1,
+        latency: float | None = None,
+    ) -> None:
+        # frozen: set as the dataclass' own __init__ would, written out so that the compiled
+        # core compiles it (a delivery report builds one per record)
+        set_field = object.__setattr__
+        set_field(self, "topic", topic)
+        set_field(self, "partition", partition)
+        set_field(self, "offset", offset)
+        set_field(self, "timestamp", timestamp)
+        set_field(self, "serialized_key_size", serialized_key_size)
+        set_field(self, "serialized_value_size", serialized_value_size)
+        set_field(self, "latency", latency)

@@ -1,127 +1,70 @@
 """The async producer's per-record bookkeeping: each record's future, which is also its
 delivery report, and the queue that takes reported futures to the event loop.
 
-A record in flight keeps one object alive, its future (a :class:`Delivery`): librdkafka's
-report, on the delivery thread, gives the message its read-only headers, stores the outcome
-and queues the future; :meth:`Deliveries.settle`, on the loop, resolves it. A resolved
-future, its message and the message's headers often wait thousands of records for their
-caller's ``await``, and the cyclic collector scans every object that waits, again and again.
-The compiled core takes from the collector those that cannot be part of a cycle kheaders
-made: the delivered read-only headers (tuples of ``str`` and ``bytes``, no edit allowed), the
-delivered message (its fields: those headers, the record's bytes, a KafkaError) and the future
-once it holds its result (an error's traceback can refer back to its future: a failed or
-cancelled one stays tracked). A cycle the caller builds through them (an attribute set on
-the future that refers back to it, a message's value set to something holding the message)
-is then never collected. Plain Python cannot untrack anything: the collector scans them all.
+A record in flight keeps one object alive, its future (a :class:`Delivery`, a
+:class:`~kheaders._client.reports.Carrier`): librdkafka's report, on the delivery thread, runs
+the producer's :class:`~kheaders._client.reports.Reporter` (the sync producer's: the message's
+read-only headers, interceptors' ``on_acknowledgement``), stores the outcome and queues the
+future; :meth:`Deliveries.settle`, on the loop, resolves it.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from confluent_kafka import KafkaException, Message
+from confluent_kafka import KafkaException
 
-from kheaders._client.delivery import AckHook, metadata_of, read_only
-from kheaders._client.outgoing import Kept
-from kheaders._model.headers import received
+from kheaders._client.reports import EMPTY, Kept, Reporter, metadata_of
 
 if TYPE_CHECKING:
-    from kheaders import _cython as cython
     from kheaders.aio._parking import ParkingProducer
-else:
-    try:  # the compiled core: Cython reads this import itself (pure-Python mode)
-        import cython
-    except ModuleNotFoundError:  # plain Python without Cython installed
-        from kheaders import _cython as cython
 
 SETTLE_CHUNK = 2000
 """Futures resolved in one turn of the loop: a burst of delivery reports never holds it long."""
 
-_COMPILED: bool = cython.compiled
-"""True in the compiled core (read once: plain Python then pays one global lookup)."""
-
-if not cython.compiled:  # compiled: CPython's PyObject_GC_UnTrack (see _delivery.pxd)
-
-    def _untrack(obj: object) -> None:
-        """Plain Python cannot take an object from the collector: nothing is done."""
-
-
-def _reported(fut: Delivery, msg: Any) -> None:
-    """The compiled core's part of a report: the delivered message and the read-only
-    headers the report built for it leave the collector (see the module doc)."""
-    if type(msg) is Message:  # only objects the collector tracks may be untracked
-        headers = msg.headers()
-        if type(fut.sent) is tuple and headers is not None:  # built by the report
-            _untrack(headers)
-        _untrack(msg)
-
 
 class Delivery(asyncio.Future):  # type: ignore[type-arg]
-    """A record's future that is also its delivery report (a ``Carrier``: it carries the
-    record's headers in ``sent``), so it is the only object the record keeps alive in flight:
-    librdkafka's report, on the delivery thread, gives the message its read-only headers,
-    stores the outcome and queues the future for the loop, which resolves it."""
+    """A record's future that is also its delivery report: resolves to the delivered message
+    (its ``headers()`` the record's read-only Headers) or fails with KafkaException. Queued
+    for the loop even when an interceptor's ``on_acknowledgement`` raised (strict mode: that
+    error reaches the delivery thread, the future its outcome)."""
 
-    __slots__ = ("_err", "_queue", "_value", "sent")
+    __slots__ = ("_err", "_to", "_value", "sent")
     _err: Any
-    _queue: Callable[[Delivery], None]
     _value: Any
-    sent: Kept
+
+    def __init__(self, to: Deliveries) -> None:
+        super().__init__(loop=to.loop)
+        self._to = to
+        self.sent: Kept = EMPTY
 
     def __call__(self, err: Any, msg: Any, /) -> None:  # confluent's (err, msg)
-        sent = self.sent
-        msg.set_headers(received(sent) if type(sent) is tuple else sent)
-        if _COMPILED:
-            _reported(self, msg)
+        to = self._to
         self._err = err
         self._value = msg
-        self._queue(self)
-
-
-class Acked(Delivery):
-    """For a producer whose interceptors only acknowledge: the record's only report runs
-    their ``on_acknowledgement`` first (on the delivery thread, as any report), then is
-    queued for the loop even when an interceptor raised (strict mode: that error then
-    reaches the delivery thread's log, the record's future its outcome)."""
-
-    __slots__ = ("_ack",)
-    _ack: AckHook
-
-    def __call__(self, err: Any, msg: Any, /) -> None:
-        headers = read_only(self.sent)
         try:
-            self._ack(metadata_of(msg), err, headers)
+            to.reporter.reported(self.sent, err, msg)
         finally:
-            msg.set_headers(headers)
-            self._err = err
-            self._value = msg
-            self._queue(self)
-
-
-class Sent(Delivery):
-    """For ``send``: Java's ``(metadata, err)`` callback."""
-
-    __slots__ = ()
-
-    def __call__(self, md: Any, err: Any, /) -> None:
-        self._err = err
-        self._value = md
-        self._queue(self)
+            to.append(self)
 
 
 class Metadata(Delivery):
-    """For ``send`` on a lean producer (the carried path): librdkafka's ``(err, msg)``
-    kept as the record's RecordMetadata, the future the only object in flight."""
+    """For ``send``: resolves to the record's RecordMetadata."""
 
     __slots__ = ()
 
     def __call__(self, err: Any, msg: Any, /) -> None:
+        to = self._to
         self._err = err
-        self._value = metadata_of(msg)
-        self._queue(self)
+        self._value = None
+        try:
+            self._value = to.reporter.reported(self.sent, err, msg)
+        finally:
+            if self._value is None:
+                self._value = metadata_of(msg)
+            to.append(self)
 
 
 class Deliveries:
@@ -130,11 +73,14 @@ class Deliveries:
     Holds no reference to the AIOProducer, so the poll thread does not keep it alive.
     """
 
-    __slots__ = ("append", "done", "loop", "raw", "room", "scheduled")
+    __slots__ = ("append", "done", "loop", "raw", "reporter", "room", "scheduled")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, raw: ParkingProducer) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, raw: ParkingProducer, reporter: Reporter
+    ) -> None:
         self.loop = loop
         self.raw = raw
+        self.reporter = reporter
         self.done: deque[Delivery] = deque()
         self.append = self.done.append
         self.scheduled = False
@@ -156,14 +102,11 @@ class Deliveries:
                 self.room.set()
         done = self.done
         pop = done.popleft
-        untrack = _COMPILED
         for _ in range(min(len(done), SETTLE_CHUNK)):
             fut = pop()
             try:
                 if fut._err is None:
                     fut.set_result(fut._value)
-                    if untrack:  # it holds its result: see the module doc
-                        _untrack(fut)
                 else:
                     fut.set_exception(KafkaException(fut._err))
             except asyncio.InvalidStateError:  # cancelled by its owner

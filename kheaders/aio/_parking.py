@@ -19,11 +19,11 @@ import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException, Message
 
 from kheaders._client.producer import Producer
-from kheaders._client.rawcall import RawProduce
+from kheaders._client.sending import Handed, RawProduce
 
 _produce = confluent_kafka.cimpl.Producer.produce
 
-Parked = tuple[Any, ...]
+Parked = Handed
 """A parked record: ``produce``'s 8 arguments, by position (see :data:`_FIELDS`)."""
 
 
@@ -63,11 +63,6 @@ class ParkingProducer(confluent_kafka.cimpl.Producer):
         except BufferError:
             self.parked.append(args)
 
-    def park(self, *args: Any) -> None:
-        """Keep a record librdkafka refused for room (``produce``'s 8 arguments by position,
-        a :data:`Parked`), last in line."""
-        self.parked.append(args)
-
     def unpark(self) -> None:
         """Hand parked records to librdkafka, oldest first, until it refuses one for room.
 
@@ -97,19 +92,18 @@ class ParkingProducer(confluent_kafka.cimpl.Producer):
 class LoopProducer(Producer):
     """kheaders' Producer over a :class:`ParkingProducer`: the async producer's engine.
 
-    Its carried records go to confluent's C ``produce`` directly, not through
-    :meth:`ParkingProducer.produce` (a Python call less per record): the async producer hands
-    a record over only when nothing is parked, and one refused for room is parked
-    (:meth:`ParkingProducer.park`).
+    Its records go to confluent's C ``produce`` directly, not through
+    :meth:`ParkingProducer.produce`: the producer's sender parks them itself, in the same
+    :attr:`ParkingProducer.parked` (behind those waiting; one refused for room).
     """
 
     _client_class = ParkingProducer
 
-    def _carriers(
+    def _handing(
         self, raw: confluent_kafka.Producer, produce: RawProduce
-    ) -> tuple[RawProduce, RawProduce | None]:
+    ) -> tuple[RawProduce, deque[Handed] | None]:
         if isinstance(raw, ParkingProducer):
-            return _produce.__get__(raw), raw.park
+            return _produce.__get__(raw), raw.parked
         return produce, None
 
 

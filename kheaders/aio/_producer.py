@@ -18,14 +18,14 @@ from typing import Any, cast
 from confluent_kafka import Message
 
 from kheaders._client.chain import InterceptorChain
-from kheaders._client.producer import Producer, path_of
+from kheaders._client.producer import Producer, sender_of
 from kheaders._client.records import ProducerRecord, RecordMetadata
 from kheaders._errors import ConfigurationError
 from kheaders._log import get_logger
-from kheaders._model.headers import Headers, HeaderTypes
+from kheaders._model.headers import HeaderTypes
 from kheaders._model.limits import HeaderLimits
 from kheaders.aio._closing import AsyncClosing
-from kheaders.aio._delivery import Acked, Deliveries, Delivery, Metadata, Sent
+from kheaders.aio._delivery import Deliveries, Delivery, Metadata
 from kheaders.aio._parking import LoopProducer, ParkingProducer
 from kheaders.aio._threads import SLICE, Poller, Worker, wait_ended
 
@@ -80,14 +80,11 @@ class AIOProducer(AsyncClosing):
         raw = cast(ParkingProducer, self._sync.wrapped)
         self._raw = raw
         self._parked = raw.parked
-        path = path_of(self._sync)
-        self._carried = path.carry
-        # interceptors that only acknowledge: each record's future runs them (see Acked)
-        self._acking = path.acknowledge
-        # nothing sees a record before librdkafka: send() takes the carried path too
-        self._lean = not path.sees_records and path.acknowledge is None
-        self._deliveries = deliveries = Deliveries(loop, raw)
-        self._append = deliveries.append
+        sender = sender_of(self._sync)
+        self._send = sender.send
+        self._send_record = sender.send_record
+        # each record's future is its report, running the sync producer's reporter first
+        self._deliveries = deliveries = Deliveries(loop, raw, sender.reporter)
         self._worker = Worker("kheaders-aio-producer", loop)
         self._poller = Poller("kheaders-aio-delivery", loop, self._sync.poll, deliveries.served)
         self._closing: asyncio.Task[int] | None = None
@@ -121,13 +118,8 @@ class AIOProducer(AsyncClosing):
         parked = self._parked
         if parked:
             await self._wait_room()
-        if self._acking is None:
-            fut = Delivery(loop=self._loop)
-        else:
-            fut = Acked(loop=self._loop)
-            fut._ack = self._acking
-        fut._queue = self._append
-        self._carried(fut, topic, value, key, partition, timestamp, headers)
+        fut = Delivery(self._deliveries)
+        self._send(topic, value, key, headers, fut, partition=partition, timestamp=timestamp)
         if parked:
             await self._wait_room()
         else:
@@ -147,27 +139,8 @@ class AIOProducer(AsyncClosing):
         parked = self._parked
         if parked:
             await self._wait_room()
-        if self._lean:  # nothing sees the record before librdkafka: the carried path
-            headers = record.headers
-            if type(headers) is not Headers:
-                headers = record.headers = Headers(headers)
-            lean = Metadata(loop=self._loop)
-            lean._queue = self._append
-            partition = record.partition
-            self._carried(
-                lean,
-                record.topic,
-                record.value,
-                record.key,
-                -1 if partition is None else partition,
-                record.timestamp or 0,
-                headers,
-            )
-            fut: Delivery = lean
-        else:
-            fut = Sent(loop=self._loop)
-            fut._queue = self._append
-            self._sync.send(record, fut)
+        fut = Metadata(self._deliveries)
+        self._send_record(record, fut)
         if parked:
             await self._wait_room()
         metadata: RecordMetadata = await fut

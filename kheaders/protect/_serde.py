@@ -1,12 +1,14 @@
 """The serializer and deserializer wrappers that protect record values (see docs/protect.md).
 
-A value (de)serializer sees topic, headers and value, not the record key, which the
-protection binds. So the key goes through :class:`RecordKeySerializer` /
-:class:`RecordKeyDeserializer` (which wrap the key (de)serializer, if any): clients call the
-key's (de)serializer first, with the very Headers object they then give the value's, on the
-same thread; the key wrapper hands the key bytes over for that Headers object only. A value
-wrapper that was handed no key for its record refuses it (so a missing key wrapper fails
-every record, loudly, instead of leaving the key unbound).
+The protection binds the record key. On the producing side :class:`ProtectedSerializer`
+reads it from the :class:`~kheaders._serde.protocols.SerializationContext` the producer gives
+each value serializer call (the key as sent), so nothing passes between calls or threads;
+:class:`RecordKeySerializer` is no longer needed there and only runs the key serializer it
+wraps. A value deserializer is shown no key: the consumer calls the key's deserializer first,
+with the very Headers object it then gives the value's, on the same thread, and
+:class:`RecordKeyDeserializer` hands the raw key over for that Headers object only. A value
+wrapper handed no key for its record refuses it (so a missing key wrapper fails every
+record, loudly, instead of leaving the key unbound).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from kheaders._errors import ConfigurationError
 from kheaders._model.headers import Headers
+from kheaders._serde.protocols import SerializationContext
 from kheaders.protect._crypto import aead_keys, signing_keys, verify_keys
 from kheaders.protect._keys import (
     KEYS_ENV,
@@ -36,10 +39,18 @@ CONTEXT_ENV = "KHEADERS_PROTECT_CONTEXT"
 CONTEXTS_ENV = "KHEADERS_PROTECT_CONTEXTS"
 """Comma-separated contexts a ProtectedDeserializer built with no arguments accepts."""
 
-_handed = threading.local()
+_consumed = threading.local()
+"""The raw key of the record being deserialized on this thread, with its Headers object."""
 _KEY_MISSING = (
     "the record key is bound into its protection, but none was handed over: set the"
-    " {side} to kheaders.protect.{cls} (wrapping your own {side}, if any)"
+    " key.deserializer to kheaders.protect.RecordKeyDeserializer (wrapping your own"
+    " key.deserializer, if any)"
+)
+_NO_CONTEXT = (
+    "the record key is bound into its protection, but this call has no record context:"
+    " a kheaders producer passes one; outside a producer call"
+    " serialize(topic, headers, data, context=SerializationContext(topic, headers, key,"
+    " 'value'))"
 )
 
 
@@ -54,14 +65,14 @@ def _key_bytes(key: object) -> bytes | None:
 
 
 def _hand(headers: Headers, key: bytes | None) -> None:
-    _handed.record = (headers, key)
+    _consumed.record = (headers, key)
 
 
-def _take(headers: Headers, side: str, cls: str) -> bytes | None:
-    record: tuple[Headers, bytes | None] | None = getattr(_handed, "record", None)
-    _handed.record = None
+def _take(headers: Headers) -> bytes | None:
+    record: tuple[Headers, bytes | None] | None = getattr(_consumed, "record", None)
+    _consumed.record = None
     if record is None or record[0] is not headers:
-        raise LookupError(_KEY_MISSING.format(side=side, cls=cls))
+        raise LookupError(_KEY_MISSING)
     return record[1]
 
 
@@ -88,9 +99,9 @@ def _names(text: str | None) -> tuple[str, ...]:
 
 
 class RecordKeySerializer:
-    """The key serializer of a protecting producer: runs ``inner`` (if any) and hands the key
-    bytes to the :class:`ProtectedSerializer`. Raises TypeError for a key that is not bytes,
-    str or None once serialized."""
+    """The key serializer of a protecting producer, kept for the configs that name it: runs
+    ``inner`` (if any), or passes the key on as given. :class:`ProtectedSerializer` reads the
+    key from its record's context, so a producer needs no key wrapper any more."""
 
     __slots__ = ("_inner",)
 
@@ -98,10 +109,8 @@ class RecordKeySerializer:
         self._inner = _method(inner, "serialize")
 
     def serialize(self, topic: str, headers: Headers, data: Any) -> bytes | None:
-        """The key as ``inner`` serializes it (or as given), handed over for this record."""
-        key = data if self._inner is None else self._inner(topic, headers, data)
-        _hand(headers, _key_bytes(key))
-        return key  # type: ignore[no-any-return]
+        """The key as ``inner`` serializes it (or as given)."""
+        return data if self._inner is None else self._inner(topic, headers, data)  # type: ignore[no-any-return]
 
     def __repr__(self) -> str:
         return f"RecordKeySerializer({self._inner!r})"
@@ -134,11 +143,12 @@ class ProtectedSerializer:
     ``None``) is read from ``KHEADERS_PROTECT_KEYS``, ``KHEADERS_PROTECT_SIGNING_KEYS``,
     ``KHEADERS_PROTECT_BOUND_HEADERS`` and ``KHEADERS_PROTECT_CONTEXT`` when set, so it can
     be named in config as a dotted path, and passing one keyring never drops encryption or
-    signing the environment configures. A null value stays null (it is still signed). Needs
-    :class:`RecordKeySerializer` as the key serializer.
-    Raises ConfigurationError with no keys at all; per record, LookupError without the key
-    wrapper, ValueError for a record already protected, TypeError for a value that is not
-    bytes (the producer reports each as a SerializationError).
+    signing the environment configures. A null value stays null (it is still signed). The
+    record key comes from the producer's :class:`~kheaders.SerializationContext`.
+    Raises ConfigurationError with no keys at all; per record, LookupError when called without
+    a context, ValueError for a record already protected, TypeError for a value that is not
+    bytes or a key that is not bytes, str or None (the producer reports each as a
+    SerializationError).
     """
 
     __slots__ = ("_inner", "_sealer")
@@ -174,9 +184,19 @@ class ProtectedSerializer:
         except (TypeError, ValueError) as exc:
             raise ConfigurationError(f"ProtectedSerializer: {exc}") from exc
 
-    def serialize(self, topic: str, headers: Headers, data: Any) -> bytes | None:
-        """The protected value; adds the protection headers. Raises as the class says."""
-        key = _take(headers, "key.serializer", "RecordKeySerializer")
+    def serialize(
+        self,
+        topic: str,
+        headers: Headers,
+        data: Any,
+        *,
+        context: SerializationContext | None = None,
+    ) -> bytes | None:
+        """The protected value, bound to ``context.key``; adds the protection headers. Raises
+        as the class says."""
+        if context is None:
+            raise LookupError(_NO_CONTEXT)
+        key = _key_bytes(context.key)
         value = data if self._inner is None else self._inner(topic, headers, data)
         if value is not None and type(value) is not bytes:
             if not isinstance(value, bytes | bytearray | memoryview):
@@ -261,7 +281,7 @@ class ProtectedDeserializer:
     def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> Any:
         """The plaintext value, deserialized by ``inner``. Raises IntegrityError."""
         try:
-            key = _take(headers, "key.deserializer", "RecordKeyDeserializer")
+            key = _take(headers)
         except LookupError as exc:
             raise refused(str(exc)) from None
         value = self._opener.open(topic, headers, key, data)

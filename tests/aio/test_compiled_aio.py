@@ -5,8 +5,9 @@ queue that takes reported futures to the loop) is called on the installed module
 extension where the build compiled it) and on its ``.py`` loaded side by side
 (``tests.support.cores``), with hostile reports: odd errors, messages that are not messages,
 headers of any text and bytes, acknowledgement hooks that raise, futures cancelled by their
-owner, more reports than one turn of the loop settles. No broker: the futures are driven by
-hand on an event loop of their own.
+owner, more reports than one turn of the loop settles. Both cores leave every object to the
+collector: a cycle user code closes through a delivered message or its future is freed. No
+broker: the futures are driven by hand on an event loop of their own.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import kheaders
-from kheaders._client.delivery import read_only
 from kheaders._client.records import RecordMetadata
+from kheaders._client.reports import Reporter, read_only
 from kheaders._model.headers import Headers, received
 from tests.support.cores import installed, is_compiled, pure
 
@@ -35,19 +36,14 @@ MODULE = "kheaders.aio._delivery"
 
 PINNED: frozenset[str] = frozenset(
     {
-        f"{MODULE}._untrack",
-        f"{MODULE}._reported",
+        f"{MODULE}.Delivery.__init__",
         f"{MODULE}.Delivery.__call__",
-        f"{MODULE}.Acked.__call__",
-        f"{MODULE}.Sent.__call__",
         f"{MODULE}.Metadata.__call__",
         f"{MODULE}.Deliveries.__init__",
         f"{MODULE}.Deliveries.served",
         f"{MODULE}.Deliveries.settle",
         # the classes themselves: made and called by the properties below on both cores
         f"{MODULE}.Delivery",
-        f"{MODULE}.Acked",
-        f"{MODULE}.Sent",
         f"{MODULE}.Metadata",
         f"{MODULE}.Deliveries",
     }
@@ -110,39 +106,35 @@ def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
         return (type(exc).__name__, str(exc))
 
 
-class _Queue:
-    """Where a future queues itself: records what it queued."""
-
-    def __init__(self) -> None:
-        self.queued: list[Any] = []
-
-    def __call__(self, fut: Any) -> None:
-        self.queued.append(fut)
+def _deliveries(
+    kind: str, loop: asyncio.AbstractEventLoop, ack: Any = None, raw: Any = None
+) -> Any:
+    """A Deliveries of core ``kind`` whose reporter runs ``ack`` (when given)."""
+    return _core(kind).Deliveries(loop, raw or _Raw(0, 0), Reporter(ack, share=False))
 
 
-def _state(fut: Any, queue: _Queue) -> tuple[Any, ...]:
+def _state(fut: Any, deliveries: Any) -> tuple[Any, ...]:
     """What a report left behind, comparable across cores."""
     value = getattr(fut, "_value", "<unset>")
     if isinstance(value, Message):
         value = (value.topic(), value.partition(), value.offset(), _listed(value.headers()))
     elif isinstance(value, RecordMetadata):
         value = (value.topic, value.partition, value.offset, value.serialized_key_size)
-    return (getattr(fut, "_err", "<unset>"), value, [q is fut for q in queue.queued])
+    return (getattr(fut, "_err", "<unset>"), value, [q is fut for q in deliveries.done])
 
 
 def _listed(headers: Any) -> Any:
     return None if headers is None else (type(headers).__name__, list(headers))
 
 
-def _report(kind: str, cls: str, loop: asyncio.AbstractEventLoop, **slots: Any) -> tuple[Any, ...]:
+def _report(
+    kind: str, cls: str, loop: asyncio.AbstractEventLoop, sent: Any, args: Any, ack: Any = None
+) -> tuple[Any, ...]:
     """Make a future of class ``cls`` of core ``kind``, call it with ``args``; its outcome."""
-    args = slots.pop("args")
-    queue = _Queue()
-    fut = getattr(_core(kind), cls)(loop=loop)
-    fut._queue = queue
-    for name, value in slots.items():
-        setattr(fut, name, value)
-    return (_outcome(lambda: fut(*args)), _state(fut, queue))
+    deliveries = _deliveries(kind, loop, ack)
+    fut = getattr(_core(kind), cls)(deliveries)
+    fut.sent = sent
+    return (_outcome(lambda: fut(*args)), _state(fut, deliveries))
 
 
 # -- Delivery: the carried record's report -----------------------------------------------------
@@ -156,7 +148,7 @@ def test_a_record_report_agrees(pairs: Any, err: Any, fields: dict[str, Any]) ->
         outcomes = []
         for kind in CORES:
             msg = Message(**fields)
-            outcomes.append(_report(kind, "Delivery", loop, sent=pairs, args=(err, msg)))
+            outcomes.append(_report(kind, "Delivery", loop, pairs, (err, msg)))
             assert msg.headers() == received(pairs)
             headers = msg.headers()
             assert isinstance(headers, Headers)
@@ -171,10 +163,10 @@ def test_a_record_report_agrees(pairs: Any, err: Any, fields: dict[str, Any]) ->
 def test_a_report_of_no_message_fails_alike(sent: Any, err: Any, msg: Any) -> None:
     loop = asyncio.new_event_loop()
     try:
-        a = _report("installed", "Delivery", loop, sent=sent, args=(err, msg))
-        b = _report("pure", "Delivery", loop, sent=sent, args=(err, msg))
+        a = _report("installed", "Delivery", loop, sent, (err, msg))
+        b = _report("pure", "Delivery", loop, sent, (err, msg))
         assert a == b
-        assert a[0][0] == "AttributeError"  # nothing queued: librdkafka never does this
+        assert a[0][0] == "AttributeError"  # librdkafka never does this; queued all the same
     finally:
         loop.close()
 
@@ -185,8 +177,7 @@ def test_closed_headers_are_delivered_as_they_are(loop: asyncio.AbstractEventLoo
     closed = Headers([("a", b"1")])
     closed.close()
     for kind in CORES:
-        fut = _core(kind).Delivery(loop=loop)
-        fut._queue = _Queue()
+        fut = _core(kind).Delivery(_deliveries(kind, loop))
         fut.sent = closed
         msg = Message(topic="t")
         fut(None, msg)
@@ -195,103 +186,93 @@ def test_closed_headers_are_delivered_as_they_are(loop: asyncio.AbstractEventLoo
 
 
 @pytest.mark.parametrize("kind", CORES)
-def test_delivered_records_are_untracked_only_by_the_compiled_core(
+def test_the_collector_sees_every_delivered_object(
     kind: str, loop: asyncio.AbstractEventLoop
 ) -> None:
-    """Compiled core: the message and the headers its report built leave the collector
-    when reported, the future once resolved; closed Headers a caller passed stay as they are."""
+    """On both cores the message, the headers its report built and the resolved future stay
+    where the collector sees them (nothing is taken from it)."""
     module = _core(kind)
-    compiled = is_compiled(module)
-    assert module._COMPILED is compiled
     closed = Headers([("a", b"1")])
     closed.close()
-    deliveries = module.Deliveries(loop, _Raw(0, 0))
+    deliveries = _deliveries(kind, loop)
     messages = []
     for sent in ((("traceparent", b"00-x"), ("k", None)), closed):
-        fut = module.Delivery(loop=loop)
-        fut._queue = deliveries.append
+        fut = module.Delivery(deliveries)
         fut.sent = sent
         msg = Message(topic="t")
         fut(None, msg)
-        assert gc.is_tracked(msg) is not compiled  # from the report on
-        assert gc.is_tracked(fut)  # until resolved
         messages.append(msg)
     futures = list(deliveries.done)
     deliveries.settle()
     built, given = messages
     headers = built.headers()
-    assert isinstance(headers, Headers)
     assert headers == [("traceparent", b"00-x"), ("k", None)]
-    assert [gc.is_tracked(o) for o in (*futures, built, given, headers)] == [not compiled] * 5
+    assert [gc.is_tracked(o) for o in (*futures, built, given, headers, closed)] == [True] * 6
     assert given.headers() is closed
-    assert gc.is_tracked(closed)
-    gc.collect()  # the collector walks what refers to them: nothing breaks
-    assert built.headers() == [("traceparent", b"00-x"), ("k", None)]
     with pytest.raises(kheaders.ReadOnlyHeadersError):
         headers.add("x", b"y")
 
 
-@settings(max_examples=60, deadline=None)
-@given(
-    st.one_of(_pairs, st.just(received([("k", b"v")]))),
-    st.one_of(_message_args.map(_message), _not_messages, st.just(RecordMetadata("t", 0))),
-)
-def test_the_compiled_report_agrees(sent: Any, value: Any) -> None:
-    """``_reported`` (what the compiled core adds to a report) changes no value."""
-    outcomes = []
-    for kind in CORES:
-        loop = asyncio.new_event_loop()
-        try:
-            fut = _core(kind).Delivery(loop=loop)
-            fut.sent = sent
-            target = (
-                Message(topic=value.topic(), key=value.key())
-                if isinstance(value, Message)
-                else value
-            )
-            if isinstance(target, Message):
-                target.set_headers(received(sent) if type(sent) is tuple else sent)
-            reported = _core(kind)._reported
-            result = _outcome(lambda: reported(fut, target))  # noqa: B023 - called at once
-            shown = target.headers() if isinstance(target, Message) else target
-            outcomes.append((result, _listed(shown) if isinstance(shown, list) else repr(shown)))
-        finally:
-            loop.close()
-    assert outcomes[0] == outcomes[1]
+class _Holder:
+    """User code's object, closing a cycle through what a delivery gave it."""
 
-
-def test_the_pure_core_leaves_the_collector_alone() -> None:
-    obj: list[int] = []
-    assert pure(MODULE)._untrack(obj) is None
-    assert gc.is_tracked(obj)
+    back: Any = None
 
 
 @pytest.mark.parametrize("kind", CORES)
-def test_resolved_futures_are_untracked_failed_ones_stay_collectable(kind: str) -> None:
-    """Only a future that holds its result leaves the collector (compiled core): a failed
-    one, whose error's traceback refers back to it through the awaiting frame, and a
-    cancelled one stay tracked, so the cycle is collected; an untracked one is freed by
-    reference counting once its caller drops it."""
+@pytest.mark.parametrize("through", ["message", "future", "headers"])
+def test_a_cycle_user_code_closes_through_a_delivery_is_collected(kind: str, through: str) -> None:
+    """A delivered message whose value is set to an object referring back to it
+    (``Message.set_value``), a resolved future an object refers back to from its result, and
+    read-only headers held by the message they belong to: each cycle is freed by the
+    collector once the caller drops it, on both cores."""
+    loop = asyncio.new_event_loop()
+    try:
+        module = _core(kind)
+        deliveries = _deliveries(kind, loop)
+        fut = module.Delivery(deliveries)
+        fut.sent = (("k", b"v"),)
+        fut(None, Message(topic="t", value=b"v"))
+        deliveries.settle()
+        msg = loop.run_until_complete(fut)
+        holder = _Holder()
+        if through == "message":
+            holder.back = msg
+            msg.set_value(holder)
+        elif through == "future":
+            holder.back = fut
+            msg.set_value(holder)  # the future's result refers to the holder, and back
+        else:
+            holder.back = msg.headers()
+            msg.set_headers([holder, holder.back])  # any object, as confluent stores it
+            holder.back = msg
+        ref = weakref.ref(holder)
+        del holder, msg, fut
+        gc.collect()
+        assert ref() is None
+    finally:
+        loop.close()
+
+
+@pytest.mark.parametrize("kind", CORES)
+def test_failed_and_cancelled_futures_are_collected_too(kind: str) -> None:
+    """A failed future (its error's traceback refers back to it through the awaiting
+    frame), a cancelled one and a resolved one: all freed once their caller drops them."""
     module = _core(kind)
     loop = asyncio.new_event_loop()
     try:
-        deliveries = module.Deliveries(loop, _Raw(0, 0))
+        deliveries = _deliveries(kind, loop)
         futures = []
         for err, cancel in ((None, False), (KafkaError(KafkaError._MSG_TIMED_OUT), False),
                             (None, True)):  # fmt: skip
-            fut = module.Delivery(loop=loop)
-            fut._queue = deliveries.append
+            fut = module.Delivery(deliveries)
             fut.sent = (("k", b"v"),)
             fut(err, Message(topic="t"))
             if cancel:
                 fut.cancel()
             futures.append(fut)
         deliveries.settle()
-        ok, failed, cancelled = futures
-        compiled = is_compiled(module)
-        assert gc.is_tracked(ok) is not compiled
-        assert gc.is_tracked(failed)
-        assert gc.is_tracked(cancelled)
+        assert all(gc.is_tracked(f) for f in futures)
 
         async def awaiting(fut: Any) -> None:
             with contextlib.suppress(KafkaException, asyncio.CancelledError):
@@ -300,14 +281,14 @@ def test_resolved_futures_are_untracked_failed_ones_stay_collectable(kind: str) 
         refs = [weakref.ref(f) for f in futures]
         for f in futures:
             loop.run_until_complete(awaiting(f))
-        del futures, ok, failed, cancelled, fut, f
+        del futures, fut, f
         gc.collect()
         assert [r() for r in refs] == [None, None, None]
     finally:
         loop.close()
 
 
-# -- Acked, Sent, Metadata ---------------------------------------------------------------------
+# -- acknowledging reports, Metadata ----------------------------------------------------------
 
 
 @settings(max_examples=100, deadline=None)
@@ -327,7 +308,7 @@ def test_an_acknowledging_report_agrees(
                     raise ValueError("interceptor failed")
 
             copy = Message(**fields)
-            result = _report(kind, "Acked", loop, sent=pairs, _ack=ack, args=(err, copy))
+            result = _report(kind, "Delivery", loop, pairs, (err, copy), ack)
             outcomes.append((result, seen, _listed(copy.headers())))
         assert outcomes[0] == outcomes[1]
         assert outcomes[0][1][0][4] == list(read_only(pairs))
@@ -341,11 +322,11 @@ def test_send_reports_agree(err: Any, fields: dict[str, Any]) -> None:
     loop = asyncio.new_event_loop()
     msg = Message(**fields)
     try:
-        md = RecordMetadata("t", 0, offset=3)
-        for cls, args in (("Sent", (md, err)), ("Metadata", (err, msg)), ("Metadata", (err, 7))):
-            a = _report("installed", cls, loop, args=args)
-            b = _report("pure", cls, loop, args=args)
-            assert a == b, cls
+        for args in ((err, msg), (err, 7)):
+            for ack in (None, lambda md, e, h: None):
+                a = _report("installed", "Metadata", loop, (("k", b"v"),), args, ack)
+                b = _report("pure", "Metadata", loop, (("k", b"v"),), args, ack)
+                assert a == b
     finally:
         loop.close()
 
@@ -386,11 +367,10 @@ def _drive(kind: str, reports: list[tuple[Any, bool]], parked: int, room: int) -
     loop = asyncio.new_event_loop()
     try:
         raw = _Raw(parked, room)
-        deliveries = module.Deliveries(loop, raw)
+        deliveries = _deliveries(kind, loop, raw=raw)
         futures = []
         for i, (err, cancel) in enumerate(reports):
-            fut = module.Delivery(loop=loop)
-            fut._queue = deliveries.append
+            fut = module.Delivery(deliveries)
             fut.sent = ()
             fut(err, Message(topic="t", offset=i))
             if cancel:
@@ -437,10 +417,9 @@ def test_a_burst_is_settled_over_several_turns_alike() -> None:
         module = _core(kind)
         loop = asyncio.new_event_loop()
         try:
-            deliveries = module.Deliveries(loop, _Raw(0, 0))
+            deliveries = _deliveries(kind, loop)
             for i in range(chunk + 5):
-                fut = module.Delivery(loop=loop)
-                fut._queue = deliveries.append
+                fut = module.Delivery(deliveries)
                 fut.sent = ()
                 fut(None, Message(topic="t", offset=i))
             deliveries.settle()

@@ -1,8 +1,9 @@
 """Every produce path behind one harness, for tests that must hold on each of them.
 
-A producer picks its path once, when it is built (kheaders._client.paths): plain (nothing
-sees the records), acknowledging (interceptors only acknowledge), intercepted (``on_send``
-sees them), and kheaders.aio's carried forms of the first two. :class:`ProducePath` sends
+A producer's sender fixes what its records go through once, when it is built
+(kheaders._client.sending): plain (nothing sees the records), acknowledging (interceptors
+only acknowledge), intercepted (``on_send`` sees them), and kheaders.aio's futures on the
+first two. :class:`ProducePath` sends
 records one way and returns what their delivery reports showed, so one test runs over all
 (the ``produce_path`` fixture), as multidict runs its tests over both implementations.
 """
@@ -18,9 +19,8 @@ from confluent_kafka import KafkaError, KafkaException
 
 import kheaders
 from kheaders import Headers, ProducerRecord, RecordMetadata
-from kheaders._client.direct import AckingPath, PlainPath
-from kheaders._client.paths import InterceptedPath, Path
-from kheaders._client.producer import path_of
+from kheaders._client.producer import sender_of
+from kheaders._client.sending import Sender
 from kheaders.aio import AIOProducer
 
 PATHS = ("plain", "acknowledging", "intercepted", "async", "async-acknowledging")
@@ -60,13 +60,14 @@ class ProducePath:
     reports: list[Report] = field(default_factory=list)
 
     @property
-    def expected(self) -> type[Path]:
+    def expected(self) -> tuple[bool, bool]:
+        """Whether the sender builds records, and whether its reports acknowledge."""
         return {
-            "plain": PlainPath,
-            "acknowledging": AckingPath,
-            "intercepted": InterceptedPath,
-            "async": PlainPath,
-            "async-acknowledging": AckingPath,
+            "plain": (False, False),
+            "acknowledging": (False, True),
+            "intercepted": (True, True),
+            "async": (False, False),
+            "async-acknowledging": (False, True),
         }[self.name]
 
     def _interceptors(self) -> list[object]:
@@ -86,7 +87,7 @@ class ProducePath:
         if self.name.startswith("async"):
             return asyncio.run(self._send_async(config, records, between))
         producer = kheaders.Producer(config, interceptors=self._interceptors())
-        assert type(path_of(producer)) is self.expected
+        assert chosen(sender_of(producer)) == self.expected
         reports: list[Report | None] = [None] * len(records)
 
         def report_for(i: int) -> Callable[[KafkaError | None, Any], None]:
@@ -112,7 +113,7 @@ class ProducePath:
         between: Callable[[int], None],
     ) -> list[Report]:
         producer = AIOProducer(config, interceptors=self._interceptors())
-        assert type(path_of(producer.wrapped)) is self.expected
+        assert chosen(sender_of(producer.wrapped)) == self.expected
         futures = []
         try:
             for i, record in enumerate(records):
@@ -129,6 +130,11 @@ class ProducePath:
             return reports
         finally:
             await producer.close(0)
+
+
+def chosen(sender: Sender) -> tuple[bool, bool]:
+    """What ``sender`` chose when its producer was built (see :attr:`ProducePath.expected`)."""
+    return sender.sees_records, sender.reporter.ack is not None
 
 
 def _shown(headers: Any) -> list[tuple[str, bytes | None]]:

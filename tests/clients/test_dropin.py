@@ -16,7 +16,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 import kheaders
 from kheaders import Headers, InvalidNameError, Producer, wrap_consumer, wrap_producer
-from kheaders._client.producer import path_of
+from kheaders._client.producer import sender_of
 from kheaders.interceptors.tracing import TracingConsumerInterceptor
 from tests.support.interceptors import Recorder
 
@@ -32,7 +32,7 @@ def spied(p: Producer) -> list[Any]:
         real(*args)
         sent.append(args[-1])
 
-    path_of(p).raw_produce = spy
+    sender_of(p).hand = spy
     return sent
 
 

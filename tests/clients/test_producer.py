@@ -20,7 +20,7 @@ from kheaders import (
     SerializationError,
     wrap_producer,
 )
-from kheaders._client.producer import path_of
+from kheaders._client.producer import sender_of
 from tests.support.interceptors import Recorder, Utf8Serializer
 
 UNREACHABLE = {"bootstrap.servers": "127.0.0.1:9", "log_level": 0}
@@ -398,7 +398,7 @@ def test_produce_accepts_exactly_what_the_headers_model_accepts(
         real(*args)
         sent.append(args[-1])
 
-    path_of(p).raw_produce = spy
+    sender_of(p).hand = spy
     produce = p.produce
     try:
         if expected is None:
@@ -433,12 +433,12 @@ def test_no_delivery_callback_and_no_headers_unless_needed() -> None:
 
     calls: list[tuple[Any, ...]] = []
     p = Producer(UNREACHABLE, interceptors=[SendOnly()])
-    path_of(p).raw_produce = lambda *args: calls.append(args)
+    sender_of(p).hand = lambda *args: calls.append(args)
     p.produce("t", b"v")  # on_send only: nobody needs a report
     p.produce("t", b"v", headers=[])
     p.produce("t", b"v", on_delivery=print)
     q = Producer(UNREACHABLE)
-    path_of(q).raw_produce = lambda *args: calls.append(args)
+    sender_of(q).hand = lambda *args: calls.append(args)
     q.produce("t", b"v", headers=[])
     q.close(timeout=0)
     callbacks = [args[4] for args in calls]

@@ -24,7 +24,7 @@ import kheaders
 FLAVOURS = ("confluent", "kheaders", "wrapped")
 PRODUCER_PATHS = ("acknowledging", "intercepted")
 """kheaders producers whose interceptors make them take the other produce paths
-(kheaders._client.paths): one that only acknowledges, one whose ``on_send`` sees each record
+(kheaders._client.sending): one that only acknowledges, one whose ``on_send`` sees each record
 (and leaves it as it is). ``kheaders`` and ``wrapped`` take the plain path."""
 PRODUCER_FLAVOURS = (*FLAVOURS, *PRODUCER_PATHS)
 CLASSES = ("confluent", "kheaders")

@@ -20,7 +20,7 @@ from opentelemetry.instrumentation.confluent_kafka import ConfluentKafkaInstrume
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 
 import kheaders
-from kheaders._client import beneath
+from kheaders._client import sending
 from kheaders.interceptors.tracing import TracingProducerInterceptor
 from tests.compat.conftest import read
 
@@ -38,7 +38,7 @@ def instrumentor() -> Iterator[ConfluentKafkaInstrumentor]:
 @pytest.fixture
 def said_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The log line is written once per process: as if this test's producer were the first."""
-    monkeypatch.setattr(beneath, "_said", False)
+    monkeypatch.setattr(sending, "_said", False)
 
 
 def build(how: str, bootstrap: str, icpt: TracingProducerInterceptor) -> kheaders.Producer:
@@ -102,7 +102,7 @@ def test_instrumentation_set_up_first_injects_alone(
     sends = {s.context.span_id for s in finished() if s.name == f"{topic} send"}
     assert len(sends) == 2  # the instrumentation's spans
     assert {span_id(values[0]) for values in found} == sends
-    said = [e for e in logs if e.get("injects") == beneath.INSTRUMENTATION]
+    said = [e for e in logs if e.get("injects") == sending.INSTRUMENTATION]
     assert len(said) == 1, logs
     assert said[0]["left_out"] == ["traceparent"]
 

@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kheaders import Header, HeaderLimitError, HeaderLimits, Headers, InvalidNameError, Producer
-from kheaders._client.producer import path_of
+from kheaders._client.producer import sender_of
 from kheaders._model.keys import key_size
 from kheaders._model.limits import DEFAULT_LIMITS, plain_fit
 from tests.support.cores import Core
@@ -119,7 +119,7 @@ def test_anything_but_exact_tuples_of_known_str_and_bytes_looks_closer(pair: Any
 def test_a_list_mutated_after_it_was_sent_is_checked_again() -> None:
     p = Producer(UNREACHABLE, limits=HeaderLimits(max_value_bytes=8))
     sent: list[Any] = []
-    path_of(p).raw_produce = lambda *args: sent.append(args[-1])
+    sender_of(p).hand = lambda *args: sent.append(args[-1])
     headers = [("trace", b"v")]
     p.produce("t", b"v", headers=headers)
     p.produce("t", b"v", headers=headers)
@@ -172,7 +172,7 @@ def test_an_equal_list_with_a_str_subclass_key_is_checked_not_vouched_for(path: 
 
     p = Producer(UNREACHABLE, interceptors=[Ack()] if path == "acknowledging" else ())
     sent: list[Any] = []
-    path_of(p).raw_produce = lambda *args: sent.append(args[-1])
+    sender_of(p).hand = lambda *args: sent.append(args[-1])
     extra: dict[str, Any] = {"on_delivery": lambda err, msg: None} if path == "callback" else {}
     p.produce("t", b"v", headers=[("trace", b"1")], **extra)  # remembered as checked
     p.produce("t", b"v", headers=[(Spoof("trace"), b"1")], **extra)  # equal, not the same pair

@@ -7,7 +7,7 @@ import base64
 from collections.abc import Collection, Sequence
 from typing import Any
 
-from kheaders import Headers
+from kheaders import Headers, SerializationContext
 from kheaders.protect import (
     ProtectedDeserializer,
     ProtectedSerializer,
@@ -68,7 +68,7 @@ def protect(
     """(key, value, headers) as they would go on the wire."""
     h = Headers(headers)
     k = RecordKeySerializer().serialize(topic, h, key)
-    v = ser.serialize(topic, h, value)
+    v = ser.serialize(topic, h, value, context=SerializationContext(topic, h, k, "value"))
     return k, v, h.to_list()
 
 
