@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from kheaders._client.chain import CONSUMER_HOOKS, PRODUCER_HOOKS, InterceptorChain, implements
+from kheaders._client.deserializing import in_context
 from kheaders._errors import ConfigurationError
 from kheaders._model.keys import c_string_problem, shown
 from kheaders._model.limits import HeaderLimits
@@ -322,6 +323,8 @@ def resolve(
             )
     key_fn = _serde(config.get(mine[0]), key, mine[0], method)
     value_fn = _serde(config.get(mine[1]), value, mine[1], method)
+    if not producer:  # a deserializer that takes context= gets the consumed key
+        key_fn, value_fn = in_context("key", key_fn), in_context("value", value_fn)
     explicit = list(interceptors)
     built = build_interceptors(config.get(INTERCEPTOR_CLASSES), config)
     everyone = [*built, *explicit]

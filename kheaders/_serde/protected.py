@@ -16,8 +16,7 @@ PROTECT_HEADER = "kheaders.protect"
 
 _CAUSE = (
     "the record's value is encrypted (it carries a 'kheaders.protect' header): read the value"
-    " with kheaders.protect.ProtectedDeserializer (wrapping this deserializer) and the key"
-    " with kheaders.protect.RecordKeyDeserializer (docs/protect.md)"
+    " with kheaders.protect.ProtectedDeserializer (wrapping this deserializer; docs/protect.md)"
 )
 
 

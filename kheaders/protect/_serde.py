@@ -1,20 +1,17 @@
 """The serializer and deserializer wrappers that protect record values (see docs/protect.md).
 
-The protection binds the record key. On the producing side :class:`ProtectedSerializer`
-reads it from the :class:`~kheaders._serde.protocols.SerializationContext` the producer gives
-each value serializer call (the key as sent), so nothing passes between calls or threads;
-:class:`RecordKeySerializer` is no longer needed there and only runs the key serializer it
-wraps. A value deserializer is shown no key: the consumer calls the key's deserializer first,
-with the very Headers object it then gives the value's, on the same thread, and
-:class:`RecordKeyDeserializer` hands the raw key over for that Headers object only. A value
-wrapper handed no key for its record refuses it (so a missing key wrapper fails every
-record, loudly, instead of leaving the key unbound).
+The protection binds the record key. :class:`ProtectedSerializer` reads it from the
+:class:`~kheaders.SerializationContext` a kheaders producer gives each value serializer call
+(the key as sent), and :class:`ProtectedDeserializer` from the one a kheaders consumer gives
+each value deserializer call (the key as consumed): nothing passes between calls or threads.
+:class:`RecordKeySerializer` and :class:`RecordKeyDeserializer` are no longer needed and only
+run the key (de)serializer they wrap, for the configs that name them. A call without a
+context (outside a kheaders client) is refused, so the key is never left unbound.
 """
 
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
 
@@ -39,12 +36,11 @@ CONTEXT_ENV = "KHEADERS_PROTECT_CONTEXT"
 CONTEXTS_ENV = "KHEADERS_PROTECT_CONTEXTS"
 """Comma-separated contexts a ProtectedDeserializer built with no arguments accepts."""
 
-_consumed = threading.local()
-"""The raw key of the record being deserialized on this thread, with its Headers object."""
-_KEY_MISSING = (
-    "the record key is bound into its protection, but none was handed over: set the"
-    " key.deserializer to kheaders.protect.RecordKeyDeserializer (wrapping your own"
-    " key.deserializer, if any)"
+_NO_CONTEXT_CONSUMED = (
+    "the record key is bound into its protection, but this call has no record context:"
+    " a kheaders consumer passes one; outside a consumer call"
+    " deserialize(topic, headers, data, context=SerializationContext(topic, headers, key,"
+    " 'value')) with the record's key bytes"
 )
 _NO_CONTEXT = (
     "the record key is bound into its protection, but this call has no record context:"
@@ -62,18 +58,6 @@ def _key_bytes(key: object) -> bytes | None:
     if isinstance(key, bytes | bytearray | memoryview):
         return bytes(key)
     raise TypeError(f"a record key must be bytes, str or None, got {type(key).__name__}")
-
-
-def _hand(headers: Headers, key: bytes | None) -> None:
-    _consumed.record = (headers, key)
-
-
-def _take(headers: Headers) -> bytes | None:
-    record: tuple[Headers, bytes | None] | None = getattr(_consumed, "record", None)
-    _consumed.record = None
-    if record is None or record[0] is not headers:
-        raise LookupError(_KEY_MISSING)
-    return record[1]
 
 
 def _method(inner: object, name: str) -> Callable[..., Any] | None:
@@ -117,8 +101,9 @@ class RecordKeySerializer:
 
 
 class RecordKeyDeserializer:
-    """The key deserializer of a protected consumer: hands the raw key to the
-    :class:`ProtectedDeserializer`, then runs ``inner`` (if any)."""
+    """The key deserializer of a protected consumer, kept for the configs that name it: runs
+    ``inner`` (if any), or passes the key bytes on. :class:`ProtectedDeserializer` reads the
+    key from its record's context, so a consumer needs no key wrapper any more."""
 
     __slots__ = ("_inner",)
 
@@ -127,7 +112,6 @@ class RecordKeyDeserializer:
 
     def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> Any:
         """The key as ``inner`` deserializes it (or the raw bytes)."""
-        _hand(headers, data)
         return data if self._inner is None else self._inner(topic, headers, data)
 
     def __repr__(self) -> str:
@@ -221,7 +205,7 @@ class ProtectedDeserializer:
     ``KHEADERS_PROTECT_CONTEXTS`` when set (and then required as above). Without verify
     keys, signed records are read unchecked, and the first of each topic logs the warning
     ``protect.signature_not_verified`` unless ``require_signature=False`` says that is
-    meant. Needs :class:`RecordKeyDeserializer` as the key deserializer.
+    meant. The record key comes from the context a kheaders consumer gives each call.
     Raises ConfigurationError with no keys at all, and for ``require_signature=True``
     without verify keys or ``require_encryption=True`` without keys; per record
     IntegrityError (the consumer raises it naming topic, partition and offset, with the raw
@@ -278,11 +262,21 @@ class ProtectedDeserializer:
             warn_unverified=require_signature is None,
         )
 
-    def deserialize(self, topic: str, headers: Headers, data: bytes | None) -> Any:
-        """The plaintext value, deserialized by ``inner``. Raises IntegrityError."""
+    def deserialize(
+        self,
+        topic: str,
+        headers: Headers,
+        data: bytes | None,
+        *,
+        context: SerializationContext | None = None,
+    ) -> Any:
+        """The plaintext value, bound to ``context.key`` (the key as consumed), deserialized
+        by ``inner``. Raises IntegrityError (also for a call without a context)."""
+        if context is None:
+            raise refused(_NO_CONTEXT_CONSUMED)
         try:
-            key = _take(headers)
-        except LookupError as exc:
+            key = _key_bytes(context.key)
+        except TypeError as exc:
             raise refused(str(exc)) from None
         value = self._opener.open(topic, headers, key, data)
         return value if self._inner is None else self._inner(topic, headers, value)

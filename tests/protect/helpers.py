@@ -77,8 +77,8 @@ def unprotect(
 ) -> Any:
     """The plaintext value, as a consumer's deserializers give it."""
     h = Headers(headers).close()
-    RecordKeyDeserializer().deserialize(topic, h, key)
-    return de.deserialize(topic, h, value)
+    k = RecordKeyDeserializer().deserialize(topic, h, key)
+    return de.deserialize(topic, h, value, context=SerializationContext(topic, h, k, "value"))
 
 
 def secret_forms() -> list[bytes]:

@@ -207,14 +207,14 @@ def test_integrity_error_is_a_deserialization_error() -> None:
 
 
 def test_without_the_key_every_record_fails_loudly() -> None:
-    """Outside a producer (no record context) the value serializer cannot bind the key; a
-    consumer without the key wrapper hands none over."""
+    """Outside a client (no record context) neither the value serializer nor the value
+    deserializer can bind the key: both refuse."""
     h = Headers()
     with pytest.raises(LookupError, match="no record context"):
         writer().serialize("orders", h, PLAIN)
     _key, value, headers = sealed()
     h = Headers(headers).close()
-    with pytest.raises(IntegrityError, match="RecordKeyDeserializer"):
+    with pytest.raises(IntegrityError, match="no record context"):
         reader().deserialize("orders", h, value)
 
 

@@ -132,3 +132,72 @@ def test_the_async_producer_passes_the_context_too() -> None:
 @pytest.mark.parametrize("serialize", [len, print, lambda *a, **k: None, lambda t, h, d: None])
 def test_what_takes_no_context_keyword_is_called_the_old_way(serialize: Any) -> None:
     assert not takes_context(serialize)
+
+
+class KeyedReader:
+    """A deserializer that names ``context``: records the key each call was given."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, Any, Any]] = []
+
+    def deserialize(
+        self,
+        topic: str,
+        headers: Headers,
+        data: bytes | None,
+        *,
+        context: SerializationContext | None = None,
+    ) -> Any:
+        assert context is not None
+        assert (context.topic, context.headers) == (topic, headers)
+        self.seen.append((context.field, context.key, data))
+        return data
+
+
+@pytest.mark.integration
+def test_a_context_deserializer_sees_the_key_as_consumed_on_consumer_and_processor(
+    bootstrap: str, topic_factory: Any
+) -> None:
+    """Key and value deserializers that take ``context=`` get the raw key bytes as consumed,
+    in the Consumer and in a Processor (one deserialization rule); old-style ones beside
+    them are called as before."""
+    from kheaders.processing import Processor
+    from tests.processing.helpers import Running, config, wait_for
+
+    topic = topic_factory()
+    with kheaders.Producer({"bootstrap.servers": bootstrap}) as producer:
+        producer.produce(topic, b"v-1", b"k-1")
+        producer.produce(topic, b"v-2", None)
+        producer.flush(30)
+    keys, values = KeyedReader(), KeyedReader()
+    consumer = kheaders.Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"ctx-{topic}",
+            "auto.offset.reset": "earliest",
+        },
+        key_deserializer=keys,
+        value_deserializer=values,
+    )
+    consumer.subscribe([topic])
+    got: list[Any] = []
+    try:
+        wait_for(
+            lambda: (
+                got.extend(m for m in consumer.consume(10, 0.5) if not m.error()) or len(got) >= 2
+            )
+        )
+    finally:
+        consumer.close()
+    assert values.seen == [("value", b"k-1", b"v-1"), ("value", None, b"v-2")]
+    assert keys.seen == [("key", b"k-1", b"k-1"), ("key", None, None)]
+    handled = KeyedReader()
+    processor = Processor(
+        {**config(bootstrap), "value.deserializer": handled},
+        [topic],
+        lambda msg: None,
+    )
+    running = Running(processor)
+    wait_for(lambda: len(handled.seen) >= 2, what="both records deserialized by the processor")
+    running.stop()
+    assert handled.seen[:2] == [("value", b"k-1", b"v-1"), ("value", None, b"v-2")]
