@@ -373,13 +373,7 @@ class Mirror(Runner):
     def _commit(self, *, asynchronous: bool, only: set[tuple[str, int]] | None = None) -> None:
         sender = self._sender
         assert sender is not None
-        offsets = []
-        for (topic, partition), track in sender.tracks.items():
-            if only is not None and (topic, partition) not in only:
-                continue
-            upto = track.to_commit()
-            if upto is not None:
-                offsets.append(TopicPartition(topic, partition, upto))
+        offsets = sender.offsets.to_commit(only)
         if not offsets:
             return
         try:
@@ -387,21 +381,21 @@ class Mirror(Runner):
         except KafkaException as exc:
             _log.warning("mirror.commit_failed", error=str(exc))
             return
+        sender.offsets.committed(offsets)
         for tp in offsets:
-            sender.tracks[(tp.topic, tp.partition)].committed = tp.offset
             self._committed[(tp.topic, tp.partition)] = tp.offset
 
     def _measure_lag(self) -> None:
         assert self._sender is not None
-        for (topic, partition), track in list(self._sender.tracks.items()):
+        for (topic, partition), position in list(self._sender.positions.items()):
             try:
                 _, high = self._consumer.get_watermark_offsets(
                     TopicPartition(topic, partition), timeout=0.5, cached=True
                 )
             except KafkaException:
                 continue
-            if high >= 0 and track.position is not None:
-                self.stats.lag[(topic, partition)] = max(0, high - track.position)
+            if high >= 0:
+                self.stats.lag[(topic, partition)] = max(0, high - position)
 
     def _drain(self, deadline: float) -> None:
         sender = self._sender

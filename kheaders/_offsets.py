@@ -115,7 +115,8 @@ class Offsets:
         if pending is None:
             pending = self._open[tp] = set()
         pending.add(offset)
-        self._unhole(tp, offset)
+        if self._holes:
+            self._unhole(tp, offset)
 
     def _unhole(self, tp: Partition, offset: int) -> None:
         holes = self._holes.get(tp)
@@ -132,7 +133,14 @@ class Offsets:
         pending = self._open.get(tp)
         if pending is None or offset not in pending:
             return
-        self._settle(tp, offset)
+        pending.remove(offset)  # (inline: once per record on the mirror's copy path)
+        if not pending:
+            del self._open[tp]
+        if self._holes:
+            self._unhole(tp, offset)
+        high = self._high.get(tp)
+        if high is None or offset >= high:
+            self._high[tp] = offset + 1
 
     def _settle(self, tp: Partition, offset: int) -> None:
         pending = self._open.get(tp)
