@@ -113,8 +113,9 @@ class Offsets:
         """A record whose outcome comes later (a publication, a concurrent handler)."""
         pending = self._open.get(tp)
         if pending is None:
-            pending = self._open[tp] = set()
-        pending.add(offset)
+            self._open[tp] = {offset}
+        else:
+            pending.add(offset)
         if self._holes:
             self._unhole(tp, offset)
 
@@ -131,9 +132,12 @@ class Offsets:
     def settle(self, tp: Partition, offset: int) -> None:
         """A started record is done; ignored when its partition was forgotten meanwhile."""
         pending = self._open.get(tp)
-        if pending is None or offset not in pending:
+        if pending is None:
             return
-        pending.remove(offset)  # (inline: once per record on the mirror's copy path)
+        try:  # (inline and short: once per record on the mirror's copy path)
+            pending.remove(offset)
+        except KeyError:
+            return
         if not pending:
             del self._open[tp]
         if self._holes:

@@ -33,6 +33,9 @@ from kheaders.mirror._sender import Sender
 from kheaders.mirror._setup import ClusterConfig, Plan, client_config, plan
 from kheaders.mirror._tracing import tracer_of
 
+COMMITTED_TIMEOUT = 10.0
+"""Seconds to wait, on assignment, for the committed offsets (and their metadata)."""
+
 _log = get_logger("kheaders.mirror")
 
 PARTITIONING = ("same", "key")
@@ -411,8 +414,18 @@ class Mirror(Runner):
             self._dead.poll(0.0)
         sender.count_acknowledged()
 
-    def _on_assign(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
+    def _on_assign(self, consumer: Any, partitions: list[TopicPartition]) -> None:
         self._assigned = bool(partitions)
+        if self._sender is None or not partitions:
+            return
+        try:  # what a previous run copied beyond its commit point is skipped
+            committed = consumer.committed(partitions, timeout=COMMITTED_TIMEOUT)
+        except KafkaException as exc:  # nothing skipped: copied again, at least once
+            _log.warning("mirror.committed_unknown", error=str(exc))
+            return
+        for tp in committed:
+            if tp.error is None:
+                self._sender.offsets.restore((tp.topic, tp.partition), tp.offset, tp.metadata)
 
     def _on_revoke(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
         self._drain(time.monotonic() + self.shutdown_timeout)
