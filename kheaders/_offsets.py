@@ -200,6 +200,9 @@ class Offsets:
         return sum(len(p) for p in self._open.values())
 
     def _point(self, tp: Partition, high: int) -> TopicPartition:
+        pending = self._open.get(tp)
+        if tp not in self._holes and (not pending or min(pending) >= high):
+            return TopicPartition(tp[0], tp[1], high)  # in order: no sort, no metadata
         not_done = sorted({*self._open.get(tp, ()), *self._holes.get(tp, ())})
         below = not_done[: bisect_left(not_done, high)]  # (open records past high wait)
         if not below:
