@@ -10,7 +10,9 @@ once, as ``python -m bench`` does; ``KHEADERS_BOOTSTRAP`` names one already runn
   every record sent;
 - ``python -m bench.protect``, 300 records, one round: every contender's ratio line;
 - ``bench._icount_child``, each span-mode contender on 300 records without valgrind (the
-  callgrind runs themselves take minutes), and an unknown contender refused.
+  callgrind runs themselves take minutes), and an unknown contender refused;
+- ``python -m bench.share`` and ``python -m bench.exactly_once``, 300 records, one round, on
+  an Apache Kafka of their own (share groups and transactions are not Tansu's): their ratios.
 
 Exits non-zero naming the first check that failed (the child's output tail included).
 """
@@ -108,6 +110,23 @@ def instructions(env: dict[str, str]) -> None:
     _check(refused, "bench._icount_child accepted an unknown contender", done.stderr)
 
 
+def on_apache_kafka(env: dict[str, str]) -> None:
+    """``bench.share`` and ``bench.exactly_once`` on 300 records, one round, on Apache Kafka
+    (share groups and transactions are not Tansu's): each exits 0 having printed its table."""
+    from kheaders.broker import find_or_start_broker
+
+    kafka = find_or_start_broker(local="apache")
+    try:
+        for module in ("bench.share", "bench.exactly_once"):
+            args = ["-m", module, "--bootstrap", kafka.bootstrap, "--records", "300"]
+            done = _run([*args, "--rounds", "1"], env, timeout=600)
+            text = done.stdout + done.stderr
+            _check(done.returncode == 0, f"{module} exited {done.returncode}", text)
+            _check("x, cpu" in done.stdout, f"{module} printed no ratio", text)
+    finally:
+        kafka.stop()
+
+
 def main() -> int:
     from kheaders.broker import find_or_start_broker
 
@@ -123,6 +142,7 @@ def main() -> int:
                 ("bench --quick", lambda: quick(env, Path(out))),
                 ("bench.protect", lambda: protect(env, broker.bootstrap)),
                 ("bench.instructions children", lambda: instructions(env)),
+                ("bench.share, bench.exactly_once (Apache Kafka)", lambda: on_apache_kafka(env)),
             ]
             for name, step in steps:
                 print(f"bench smoke: {name}", flush=True)
