@@ -64,8 +64,9 @@ class Sender:
         self.same_partition = same_partition
         self.in_order = in_order
         self.offsets = Offsets()
-        self.positions: dict[tuple[str, int], int] = {}
-        """The offset after the last record read, by source partition."""
+        self.positions = self.offsets.high
+        """The offset after the last record read, by source partition (the records read
+        are settled, held, or in a stream: the streams are the offsets' lanes)."""
         self.held: dict[Key, Pending] = {}
         """Records tracked on their own (see :class:`Pending`)."""
         self.streams: dict[tuple[str, int, str, str], Stream] = {}
@@ -109,10 +110,15 @@ class Sender:
         partition: int = msg.partition()  # type: ignore[assignment]
         offset: int = msg.offset()  # type: ignore[assignment]
         tp = (topic, partition)
-        self.positions[tp] = offset + 1
         offsets = self.offsets
-        if offsets.restoring and tp in offsets.restoring and offsets.arrived(tp, offset):
-            return  # a previous run copied it (the commit's metadata says so)
+        restoring = offsets.restoring and tp in offsets.restoring
+        if restoring:  # (rare: each record is held, so it unholes as it settles)
+            if offsets.arrived(tp, offset):
+                return  # a previous run copied it (the commit's metadata says so)
+            if offset >= self.positions.get(tp, 0):
+                self.positions[tp] = offset + 1
+        else:
+            self.positions[tp] = offset + 1
         try:
             headers = call_headers(msg)
         except HEADER_FAILURES as exc:
@@ -130,8 +136,7 @@ class Sender:
             self.offsets.settled_now(tp, offset)
             self.stats.add(route, _metrics.LOOPED if route == LOOP else _metrics.DROPPED, topic)
             return
-        self.offsets.start(tp, offset)
-        held = self._hold(msg, route, len(targets)) if len(targets) > 1 else None
+        held = self._hold(msg, route, len(targets)) if restoring or len(targets) > 1 else None
         streams = self.streams
         produce = self.producer.produce
         ts_type, ts = msg.timestamp()
@@ -166,11 +171,10 @@ class Sender:
         if not self.in_order or target_partition < 0:
             return None
         source = (topic, partition)
-        failed, offsets, held = self._stream_failed, self.offsets, self.held
-        stream = Stream(
-            source, route, target, target_partition, failed=failed, offsets=offsets, held=held
-        )
+        failed, held = self._stream_failed, self.held
+        stream = Stream(source, route, target, target_partition, failed=failed, held=held)
         self.streams[(topic, partition, route, target)] = stream
+        self.offsets.add_lane(source, stream)
         return stream
 
     def _target_partition(self, target: str, partition: int) -> int:
@@ -274,8 +278,6 @@ class Sender:
         """Stop tracking ``partitions`` (revoked or lost)."""
         self.count_acknowledged()
         self.offsets.forget(partitions)
-        for partition in partitions:
-            self.positions.pop(partition, None)
         for record in [k for k in self.held if (k[0], k[1]) in partitions]:
             del self.held[record]
         for key in [k for k in self.streams if (k[0], k[1]) in partitions]:

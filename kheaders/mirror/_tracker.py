@@ -8,7 +8,9 @@ delivery bookkeeping feed it:
 - a :class:`Stream` holds, in produce order, the source records whose copies went to one
   fixed target partition by one route. An idempotent producer acknowledges the records of a
   partition in the order they were produced, so the stream's single delivery callback takes
-  the oldest record off its queue: no object and no closure per record;
+  the oldest record off its queue: no object and no closure per record. It is one of the
+  offsets' lanes (:meth:`kheaders._offsets.Offsets.add_lane`): a record leaves it settled,
+  with nothing said to the offsets;
 - a :class:`Pending` is one record tracked on its own (several copies, a copy sent again after
   an error, a dead letter, a copy whose target partition the producer chooses): it settles
   once its last copy is acknowledged.
@@ -17,7 +19,7 @@ delivery bookkeeping feed it:
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from kheaders._offsets import Offsets
@@ -67,8 +69,7 @@ class Stream:
     """
 
     __slots__ = (
-        "acked", "failed", "held", "offsets", "queue", "route", "source", "target",
-        "target_partition",
+        "acked", "failed", "held", "queue", "route", "source", "target", "target_partition",
     )  # fmt: skip
 
     def __init__(
@@ -79,7 +80,6 @@ class Stream:
         target_partition: int,
         *,
         failed: Failed,
-        offsets: Offsets,
         held: dict[Key, Pending],
     ) -> None:
         self.source = source
@@ -87,7 +87,6 @@ class Stream:
         self.target = target
         self.target_partition = target_partition
         self.failed = failed
-        self.offsets = offsets
         self.held = held
         self.queue: deque[Any] = deque()
         """The source records whose copies are not acknowledged yet, oldest first."""
@@ -101,14 +100,23 @@ class Stream:
             self.failed(self, msg, error)
             return
         self.acked += 1
-        offset: int = msg.offset()
         held = self.held
         if held:  # the record has other copies (or retries) tracked on its own
-            pending = held.get((*self.source, offset))
+            pending = held.get((*self.source, msg.offset()))
             if pending is not None:
                 pending.finish_one()
-                return
-        self.offsets.settle(self.source, offset)
+
+    def oldest(self) -> int | None:
+        """The oldest source record with its copy in this stream unacknowledged."""
+        queue = self.queue
+        return queue[0].offset() if queue else None
+
+    def unsettled(self) -> Iterator[int]:
+        """Every source record with its copy in this stream unacknowledged."""
+        return (msg.offset() for msg in self.queue)
+
+    def __len__(self) -> int:
+        return len(self.queue)
 
     def take_acked(self) -> int:
         """The copies acknowledged since the last call."""
