@@ -233,6 +233,9 @@ def _icount_child(built: int, records: int, with_rules: bool) -> None:
         def commit(self, **_: object) -> None:
             return None
 
+        def committed(self, partitions: list[TopicPartition], **_: object) -> list[Any]:
+            return partitions  # nothing committed yet
+
         def assignment(self) -> list[TopicPartition]:
             return []
 

@@ -117,7 +117,7 @@ class DeadLetters:
                 self.fatal = error
             return
         self._stats.add(pending.route, _metrics.DEAD_LETTERED, pending.message.topic() or "", dlt)
-        pending.track.finish_one(pending)
+        pending.finish_one()
 
     def poll(self, timeout: float) -> None:
         """Serve the dead-letter producer's delivery reports."""

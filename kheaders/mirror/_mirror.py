@@ -33,6 +33,9 @@ from kheaders.mirror._sender import Sender
 from kheaders.mirror._setup import ClusterConfig, Plan, client_config, plan
 from kheaders.mirror._tracing import tracer_of
 
+COMMITTED_TIMEOUT = 10.0
+"""Seconds to wait, on assignment, for the committed offsets (and their metadata)."""
+
 _log = get_logger("kheaders.mirror")
 
 PARTITIONING = ("same", "key")
@@ -373,13 +376,7 @@ class Mirror(Runner):
     def _commit(self, *, asynchronous: bool, only: set[tuple[str, int]] | None = None) -> None:
         sender = self._sender
         assert sender is not None
-        offsets = []
-        for (topic, partition), track in sender.tracks.items():
-            if only is not None and (topic, partition) not in only:
-                continue
-            upto = track.to_commit()
-            if upto is not None:
-                offsets.append(TopicPartition(topic, partition, upto))
+        offsets = sender.offsets.to_commit(only)
         if not offsets:
             return
         try:
@@ -387,21 +384,21 @@ class Mirror(Runner):
         except KafkaException as exc:
             _log.warning("mirror.commit_failed", error=str(exc))
             return
+        sender.offsets.committed(offsets)
         for tp in offsets:
-            sender.tracks[(tp.topic, tp.partition)].committed = tp.offset
             self._committed[(tp.topic, tp.partition)] = tp.offset
 
     def _measure_lag(self) -> None:
         assert self._sender is not None
-        for (topic, partition), track in list(self._sender.tracks.items()):
+        for (topic, partition), position in list(self._sender.positions.items()):
             try:
                 _, high = self._consumer.get_watermark_offsets(
                     TopicPartition(topic, partition), timeout=0.5, cached=True
                 )
             except KafkaException:
                 continue
-            if high >= 0 and track.position is not None:
-                self.stats.lag[(topic, partition)] = max(0, high - track.position)
+            if high >= 0:
+                self.stats.lag[(topic, partition)] = max(0, high - position)
 
     def _drain(self, deadline: float) -> None:
         sender = self._sender
@@ -417,8 +414,18 @@ class Mirror(Runner):
             self._dead.poll(0.0)
         sender.count_acknowledged()
 
-    def _on_assign(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
+    def _on_assign(self, consumer: Any, partitions: list[TopicPartition]) -> None:
         self._assigned = bool(partitions)
+        if self._sender is None or not partitions:
+            return
+        try:  # what a previous run copied beyond its commit point is skipped
+            committed = consumer.committed(partitions, timeout=COMMITTED_TIMEOUT)
+        except KafkaException as exc:  # nothing skipped: copied again, at least once
+            _log.warning("mirror.committed_unknown", error=str(exc))
+            return
+        for tp in committed:
+            if tp.error is None:
+                self._sender.offsets.restore((tp.topic, tp.partition), tp.offset, tp.metadata)
 
     def _on_revoke(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
         self._drain(time.monotonic() + self.shutdown_timeout)

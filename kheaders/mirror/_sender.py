@@ -4,7 +4,8 @@ until acknowledged, sent again after a target's error, or dead-lettered.
 A copy to a fixed target partition from an idempotent producer joins a :class:`Stream` (one
 callback bound per stream, reports in produce order); any other copy (a partition the producer
 chooses by key, a producer without idempotence, a copy sent again) is a :class:`Pending` with
-a callback of its own.
+a callback of its own. What may be committed is :class:`Offsets`' to say: a record is started
+when read with copies to make, settled when the last is acknowledged (or at once without one).
 """
 
 from __future__ import annotations
@@ -18,13 +19,14 @@ from opentelemetry.trace import Tracer
 
 from kheaders._log import get_logger
 from kheaders._model.received import HEADER_FAILURES, call_headers, unreadable_headers
+from kheaders._offsets import Offsets
 from kheaders.mirror import _metrics
 from kheaders.mirror._copy import LOOP, Copier, HeaderList, RefusedHopsError
 from kheaders.mirror._deadletters import REFUSED, TOO_LARGE, DeadLetters
 from kheaders.mirror._metrics import MirrorStats
 from kheaders.mirror._setup import Plan
 from kheaders.mirror._tracing import link_record, start_batch_span
-from kheaders.mirror._tracker import PartitionTrack, Pending, Stream
+from kheaders.mirror._tracker import Key, Pending, Stream
 
 _log = get_logger("kheaders.mirror")
 
@@ -61,7 +63,12 @@ class Sender:
         self.tracer = tracer
         self.same_partition = same_partition
         self.in_order = in_order
-        self.tracks: dict[tuple[str, int], PartitionTrack] = {}
+        self.offsets = Offsets()
+        self.positions = self.offsets.high
+        """The offset after the last record read, by source partition (the records read
+        are settled, held, or in a stream: the streams are the offsets' lanes)."""
+        self.held: dict[Key, Pending] = {}
+        """Records tracked on their own (see :class:`Pending`)."""
         self.streams: dict[tuple[str, int, str, str], Stream] = {}
         self.retries: list[tuple[Pending, str]] = []
         self.own_in_flight = 0
@@ -98,34 +105,38 @@ class Sender:
             finally:
                 span.end()
 
-    def _track(self, topic: str, partition: int) -> PartitionTrack:
-        track = self.tracks.get((topic, partition))
-        if track is None:
-            track = self.tracks[(topic, partition)] = PartitionTrack()
-        return track
-
     def _copy(self, msg: Message, span: Any) -> None:
         topic: str = msg.topic()  # type: ignore[assignment]
         partition: int = msg.partition()  # type: ignore[assignment]
         offset: int = msg.offset()  # type: ignore[assignment]
-        track = self.tracks.get((topic, partition)) or self._track(topic, partition)
-        track.position = offset + 1
+        tp = (topic, partition)
+        offsets = self.offsets
+        restoring = offsets.restoring and tp in offsets.restoring
+        if restoring:  # (rare: each record is held, so it unholes as it settles)
+            if offsets.arrived(tp, offset):
+                return  # a previous run copied it (the commit's metadata says so)
+            if offset >= self.positions.get(tp, 0):
+                self.positions[tp] = offset + 1
+        else:
+            self.positions[tp] = offset + 1
         try:
             headers = call_headers(msg)
         except HEADER_FAILURES as exc:
             unreadable_headers(msg, exc)
-            self.dead.send(self._hold(track, msg, _metrics.NO_ROUTE), _UNREADABLE)
+            self.dead.send(self._hold(msg, _metrics.NO_ROUTE), _UNREADABLE)
             return
         if span is not None and headers:
             link_record(span, msg, headers)
         try:
             route, targets, out = self.copier.prepare(topic, partition, offset, headers)
         except RefusedHopsError as exc:
-            self.dead.send(self._hold(track, msg, _metrics.NO_ROUTE), str(exc))
+            self.dead.send(self._hold(msg, _metrics.NO_ROUTE), str(exc))
             return
         if not targets:
+            self.offsets.settled_now(tp, offset)
             self.stats.add(route, _metrics.LOOPED if route == LOOP else _metrics.DROPPED, topic)
             return
+        held = self._hold(msg, route, len(targets)) if restoring or len(targets) > 1 else None
         streams = self.streams
         produce = self.producer.produce
         ts_type, ts = msg.timestamp()
@@ -133,9 +144,9 @@ class Sender:
         for target in targets:
             stream = streams.get((topic, partition, route, target))
             if stream is None:
-                stream = self._stream(track, topic, partition, route, target)
+                stream = self._stream(topic, partition, route, target)
             if stream is None:
-                self._send_own(self._hold(track, msg, route), target, out)
+                self._send_own(held or self._hold(msg, route), target, out)
                 continue
             try:  # the common case inline; a full queue or a refusal: _produce
                 produce(
@@ -149,21 +160,21 @@ class Sender:
                 )
             except (BufferError, KafkaException):
                 if not self._produce(msg, target, stream.target_partition, stream.delivered, out):
-                    self.dead.send(self._hold(track, msg, route), _too_large(target))
+                    self.dead.send(held or self._hold(msg, route), _too_large(target))
                     continue
             stream.queue.append(msg)
 
-    def _stream(
-        self, track: PartitionTrack, topic: str, partition: int, route: str, target: str
-    ) -> Stream | None:
+    def _stream(self, topic: str, partition: int, route: str, target: str) -> Stream | None:
         """The stream of copies from ``topic``/``partition`` to ``target`` by ``route``
         (``None``: these copies are tracked one by one)."""
         target_partition = self._target_partition(target, partition)
         if not self.in_order or target_partition < 0:
             return None
-        stream = Stream(track, route, target, target_partition, self._stream_failed)
+        source = (topic, partition)
+        failed, held = self._stream_failed, self.held
+        stream = Stream(source, route, target, target_partition, failed=failed, held=held)
         self.streams[(topic, partition, route, target)] = stream
-        track.streams.append(stream)
+        self.offsets.add_lane(source, stream)
         return stream
 
     def _target_partition(self, target: str, partition: int) -> int:
@@ -176,13 +187,14 @@ class Sender:
             self._partitions[(target, partition)] = found
         return found
 
-    def _hold(self, track: PartitionTrack, msg: Message, route: str) -> Pending:
-        """The record tracked on its own, with one more copy to finish."""
-        offset: int = msg.offset()  # type: ignore[assignment]
-        pending = track.pending.get(offset)
+    def _hold(self, msg: Message, route: str, copies: int = 1) -> Pending:
+        """The record tracked on its own (and started), with ``copies`` more to finish."""
+        key: Key = (msg.topic(), msg.partition(), msg.offset())  # type: ignore[assignment]
+        pending = self.held.get(key)
         if pending is None:
-            pending = track.pending[offset] = Pending(track, offset, msg, route, 0)
-        pending.remaining += 1
+            pending = self.held[key] = Pending(self.held, self.offsets, key, msg, route)
+            self.offsets.start((key[0], key[1]), key[2])
+        pending.remaining += copies
         return pending
 
     def _produce(
@@ -224,12 +236,14 @@ class Sender:
         self.own_in_flight -= 1
         if error is None:
             self.stats.add(pending.route, _metrics.SENT, pending.message.topic() or "", target)
-            pending.track.finish_one(pending)
+            pending.finish_one()
         else:
             self._failed(pending, target, error)
 
     def _stream_failed(self, stream: Stream, msg: Message, error: Any) -> None:
-        self._failed(self._hold(stream.track, msg, stream.route), stream.target, error)
+        offset: int = msg.offset()  # type: ignore[assignment]
+        pending = self.held.get((*stream.source, offset))  # counts this copy already
+        self._failed(pending or self._hold(msg, stream.route), stream.target, error)
 
     def _failed(self, pending: Pending, target: str, error: Any) -> None:
         """A copy of ``pending``'s record was not delivered: stop, dead-letter or send again."""
@@ -263,8 +277,9 @@ class Sender:
     def forget(self, partitions: set[tuple[str, int]]) -> None:
         """Stop tracking ``partitions`` (revoked or lost)."""
         self.count_acknowledged()
-        for partition in partitions:
-            self.tracks.pop(partition, None)
+        self.offsets.forget(partitions)
+        for record in [k for k in self.held if (k[0], k[1]) in partitions]:
+            del self.held[record]
         for key in [k for k in self.streams if (k[0], k[1]) in partitions]:
             del self.streams[key]
 

@@ -1,43 +1,60 @@
-"""Which source offsets may be committed: only those below the first record not yet done.
+"""Which source record an acknowledgement belongs to; what may be committed is
+:class:`kheaders._offsets.Offsets`' to say (the processors' tracker).
 
-A record is done once every copy of it was acknowledged (by the target, or by the
-dead-letter topic), or at once when it has no copy to make (dropped, or a loop). Records
-finish out of order (several target partitions, retries); the commit point of a partition
-only moves past a record when it and every record before it are done.
-
-Two kinds of bookkeeping, one commit point:
+A record is settled there once every copy of it was acknowledged (by the target, or by the
+dead-letter topic), or at once when it has no copy to make (dropped, or a loop). Two kinds of
+delivery bookkeeping feed it:
 
 - a :class:`Stream` holds, in produce order, the source records whose copies went to one
   fixed target partition by one route. An idempotent producer acknowledges the records of a
   partition in the order they were produced, so the stream's single delivery callback takes
-  the oldest record off its queue: no object and no closure per record;
-- a :class:`Pending` is one record tracked on its own (a copy sent again after an error, a
-  dead letter, a copy whose target partition the producer chooses), with its own callback.
-
-A partition's commit point is the oldest record still queued in one of its streams or still
-pending, or else the offset after the last record read.
+  the oldest record off its queue: no object and no closure per record. It is one of the
+  offsets' lanes (:meth:`kheaders._offsets.Offsets.add_lane`): a record leaves it settled,
+  with nothing said to the offsets;
+- a :class:`Pending` is one record tracked on its own (several copies, a copy sent again after
+  an error, a dead letter, a copy whose target partition the producer chooses): it settles
+  once its last copy is acknowledged.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
+
+from kheaders._offsets import Offsets
+
+Key = tuple[str, int, int]
+"""A source record: topic, partition, offset."""
 
 
 class Pending:
     """One source record in flight on its own: how many copies are still unacknowledged."""
 
-    __slots__ = ("message", "offset", "remaining", "route", "track")
+    __slots__ = ("held", "key", "message", "offsets", "remaining", "route")
 
     def __init__(
-        self, track: PartitionTrack, offset: int, message: Any, route: str, remaining: int
+        self, held: dict[Key, Pending], offsets: Offsets, key: Key, message: Any, route: str
     ) -> None:
-        self.track = track
-        self.offset = offset
+        self.held = held
+        self.offsets = offsets
+        self.key = key
         self.message = message
         self.route = route
-        self.remaining = remaining
+        self.remaining = 0
+
+    @property
+    def offset(self) -> int:
+        return self.key[2]
+
+    def finish_one(self) -> None:
+        """One copy was acknowledged: the record settles with its last."""
+        self.remaining -= 1
+        if self.remaining <= 0:
+            key = self.key
+            if self.held.get(key) is self:
+                del self.held[key]
+            self.offsets.settle((key[0], key[1]), key[2])
 
 
 Failed = Callable[["Stream", Any, Any], None]
@@ -51,16 +68,26 @@ class Stream:
     on reports arriving in produce order within a partition (an idempotent producer).
     """
 
-    __slots__ = ("acked", "failed", "queue", "route", "target", "target_partition", "track")
+    __slots__ = (
+        "acked", "failed", "held", "queue", "route", "source", "target", "target_partition",
+    )  # fmt: skip
 
     def __init__(
-        self, track: PartitionTrack, route: str, target: str, target_partition: int, failed: Failed
+        self,
+        source: tuple[str, int],
+        route: str,
+        target: str,
+        target_partition: int,
+        *,
+        failed: Failed,
+        held: dict[Key, Pending],
     ) -> None:
-        self.track = track
+        self.source = source
         self.route = route
         self.target = target
         self.target_partition = target_partition
         self.failed = failed
+        self.held = held
         self.queue: deque[Any] = deque()
         """The source records whose copies are not acknowledged yet, oldest first."""
         self.acked = 0
@@ -69,61 +96,29 @@ class Stream:
     def delivered(self, error: Any, _report: Any) -> None:
         """The producer's report for the oldest copy in the stream."""
         msg = self.queue.popleft()
-        if error is None:
-            self.acked += 1
-        else:
+        if error is not None:
             self.failed(self, msg, error)
+            return
+        self.acked += 1
+        held = self.held
+        if held:  # the record has other copies (or retries) tracked on its own
+            pending = held.get((*self.source, msg.offset()))
+            if pending is not None:
+                pending.finish_one()
+
+    def oldest(self) -> int | None:
+        """The oldest source record with its copy in this stream unacknowledged."""
+        queue = self.queue
+        return queue[0].offset() if queue else None
+
+    def unsettled(self) -> Iterator[int]:
+        """Every source record with its copy in this stream unacknowledged."""
+        return (msg.offset() for msg in self.queue)
+
+    def __len__(self) -> int:
+        return len(self.queue)
 
     def take_acked(self) -> int:
         """The copies acknowledged since the last call."""
         acked, self.acked = self.acked, 0
         return acked
-
-
-class PartitionTrack:
-    """The records of one source partition still in flight, and its commit point."""
-
-    __slots__ = ("committed", "pending", "position", "streams")
-
-    def __init__(self) -> None:
-        self.streams: list[Stream] = []
-        self.pending: dict[int, Pending] = {}
-        """Records tracked on their own, by offset."""
-        self.committed: int | None = None
-        """The offset last committed for this partition (by the mirror)."""
-        self.position: int | None = None
-        """The offset after the last record read."""
-
-    def in_flight(self) -> int:
-        """Records of this partition with a copy not yet acknowledged."""
-        return sum(len(s.queue) for s in self.streams) + len(self.pending)
-
-    def add(self, pending: Pending) -> None:
-        """Track ``pending`` on its own until its copies are done."""
-        if pending.remaining > 0:
-            self.pending[pending.offset] = pending
-
-    def finish_one(self, pending: Pending) -> None:
-        """One copy of ``pending`` was acknowledged."""
-        pending.remaining -= 1
-        if pending.remaining <= 0:
-            self.pending.pop(pending.offset, None)
-
-    def done_upto(self) -> int | None:
-        """The offset after the records that and all before them are done (``None``: none read)."""
-        upto = self.position
-        if upto is None:
-            return None
-        for stream in self.streams:
-            if stream.queue:
-                upto = min(upto, stream.queue[0].offset())
-        if self.pending:
-            upto = min(upto, *self.pending)
-        return upto
-
-    def to_commit(self) -> int | None:
-        """The offset to commit now, or ``None`` when nothing new is done."""
-        upto = self.done_upto()
-        if upto is None or upto == self.committed:
-            return None
-        return upto

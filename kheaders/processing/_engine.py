@@ -5,7 +5,7 @@ A driver feeds it events and carries out the steps it answers with (see
 decides, once for every driver: which records to handle and with which handler (``filter``,
 ``route_by``), the deserialization rule, each record's attempt and due time, in-place
 retries and their delays, where a failure goes (retry topic, dead-letter topic, or a stop),
-what is committed (never past a record in hand: see :mod:`._commits`), and what stopping
+what is committed (never past a record in hand: see :mod:`kheaders._offsets`), and what stopping
 does with unsent publications (purged: their records stay uncommitted and are read again).
 
 A retry-topic record read before its due time pauses its partition, seeking back to it,
@@ -21,9 +21,9 @@ from typing import Any
 from confluent_kafka import KafkaError, Message, TopicPartition
 
 from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError
+from kheaders._offsets import Offsets
 from kheaders.deadletter._exceptions import describe_error
 from kheaders.processing import _observe
-from kheaders.processing._commits import Offsets
 from kheaders.processing._core import Core
 from kheaders.processing._observe import Observer, log
 from kheaders.processing._steps import (

@@ -256,11 +256,19 @@ class FaultProxy:
             self.stats.refused += 1
             writer.transport.abort()
             return
+        cuts = self.stats.cuts
         try:
             up_reader, up_writer = await asyncio.open_connection(*self.upstream)
         except OSError:
             self.stats.refused += 1
             writer.transport.abort()
+            return
+        if self._refusing or self.stats.cuts != cuts:
+            # a cut or a refusal came while this connection was being set up: it was open
+            # then, so it goes too (else a client reconnecting just then would slip through)
+            self.stats.refused += 1
+            writer.transport.abort()
+            up_writer.transport.abort()
             return
         self.stats.connections += 1
         pipe = _Pipe(writer, up_writer)

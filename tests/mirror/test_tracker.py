@@ -70,7 +70,9 @@ def sender_for(
 
 
 def upto(sender: Sender, partition: int = 0) -> int | None:
-    return sender.tracks[(TOPIC, partition)].done_upto()
+    """The offset the mirror would commit now (``None``: nothing read yet)."""
+    points = sender.offsets.to_commit({(TOPIC, partition)})
+    return points[0].offset if points else None
 
 
 def test_a_stream_commits_only_below_its_oldest_unacknowledged_copy() -> None:
@@ -184,3 +186,23 @@ def test_streams_only_for_a_producer_that_reports_in_order(
     from kheaders.mirror._mirror import reports_in_order
 
     assert reports_in_order(config) is in_order
+
+
+def test_a_restart_skips_what_the_last_commit_says_was_copied_beyond_it() -> None:
+    from kheaders._offsets import encode_done
+
+    sender, producer = sender_for(RoutingTable(), in_order=False)  # reports in any order
+    sender.copy_batch(records(range(4)))
+    producer.report()  # 0
+    producer.report(index=1)  # 2 (1 and 3 still out)
+    (point,) = sender.offsets.to_commit()
+    assert point.offset == 1
+    assert point.metadata == encode_done(1, [1, 3], 3)
+    restarted, again = sender_for(RoutingTable())
+    restarted.offsets.restore((TOPIC, 0), point.offset, point.metadata)
+    restarted.copy_batch(records(range(1, 6)))
+    copied = [dict(headers)["kheaders.origin.offset"] for _, _, headers, _ in again.queue]
+    assert copied == [b"1", b"3", b"4", b"5"]  # 2 is not copied twice
+    while again.queue:
+        again.report()
+    assert upto(restarted) == 6

@@ -10,10 +10,10 @@ from confluent_kafka import KafkaError, Message, TopicPartition
 from kheaders import IntegrityError
 from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError
 from kheaders._model.headers import received
+from kheaders._offsets import encode_done
 from kheaders.deadletter import DeadLetter
 from kheaders.deadletter import spring as sh
 from kheaders.processing import RetryTopics
-from kheaders.processing._commits import encode_done
 from kheaders.processing._core import Core
 from kheaders.processing._engine import AGAIN_AFTER_MS, Engine
 from kheaders.processing._observe import Observer

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from kheaders import ConfigurationError, DeserializationError, ProcessingError
+from kheaders._offsets import MAX_METADATA, Offsets, decode_done, encode_done
 from kheaders.deadletter import DeadLetter
 from kheaders.processing import Processor, RetryTopics
-from kheaders.processing._commits import MAX_METADATA, Offsets, decode_done, encode_done
 
 
 def test_topic_names_follow_springs_defaults() -> None:

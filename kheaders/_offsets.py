@@ -6,11 +6,19 @@ handlers running concurrently): the committed offset of a partition stops at its
 unsettled record, and the records settled beyond it travel in the commit's metadata
 (:func:`encode_done`), so a restart skips them instead of handling them again. A broker that
 does not keep commit metadata loses only that: the records beyond are handled again.
+
+Unsettled records are known one by one (:meth:`Offsets.start`, :meth:`Offsets.settle`), or
+through *lanes* their caller keeps (:meth:`Offsets.add_lane`): queues whose records settle in
+order, read only when a commit point is asked for. A record in a lane costs this module
+nothing (the mirror's copies to one target partition: one per record, hundreds of thousands
+a second).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Iterator
+from typing import Protocol
 
 from confluent_kafka import TopicPartition
 
@@ -80,6 +88,19 @@ def decode_done(base: int, metadata: str | None) -> tuple[list[int], int] | None
     return holes, at
 
 
+class Lane(Protocol):
+    """Unsettled records of one partition whose caller settles them oldest first."""
+
+    def oldest(self) -> int | None:
+        """The offset of the oldest unsettled record (``None``: none)."""
+
+    def unsettled(self) -> Iterator[int]:
+        """Every unsettled record's offset."""
+
+    def __len__(self) -> int:
+        """How many records are unsettled."""
+
+
 class Offsets:
     """Tracks started and settled records per partition; hands out what may be committed.
 
@@ -88,10 +109,11 @@ class Offsets:
     unsettled and this one has not read yet (``holes``, restored from the commit metadata).
     """
 
-    __slots__ = ("_committed", "_high", "_holes", "_open", "restoring")
+    __slots__ = ("_committed", "_high", "_holes", "_lanes", "_open", "restoring")
 
     def __init__(self) -> None:
         self._high: dict[Partition, int] = {}
+        self._lanes: dict[Partition, list[Lane]] = {}
         self._open: dict[Partition, set[int]] = {}
         """Only partitions with records open (the common case keeps no set at all)."""
         self._holes: dict[Partition, list[int]] = {}
@@ -113,9 +135,11 @@ class Offsets:
         """A record whose outcome comes later (a publication, a concurrent handler)."""
         pending = self._open.get(tp)
         if pending is None:
-            pending = self._open[tp] = set()
-        pending.add(offset)
-        self._unhole(tp, offset)
+            self._open[tp] = {offset}
+        else:
+            pending.add(offset)
+        if self._holes:
+            self._unhole(tp, offset)
 
     def _unhole(self, tp: Partition, offset: int) -> None:
         holes = self._holes.get(tp)
@@ -130,9 +154,19 @@ class Offsets:
     def settle(self, tp: Partition, offset: int) -> None:
         """A started record is done; ignored when its partition was forgotten meanwhile."""
         pending = self._open.get(tp)
-        if pending is None or offset not in pending:
+        if pending is None:
             return
-        self._settle(tp, offset)
+        try:  # (inline and short: once per record on the mirror's copy path)
+            pending.remove(offset)
+        except KeyError:
+            return
+        if not pending:
+            del self._open[tp]
+        if self._holes:
+            self._unhole(tp, offset)
+        high = self._high.get(tp)
+        if high is None or offset >= high:
+            self._high[tp] = offset + 1
 
     def _settle(self, tp: Partition, offset: int) -> None:
         pending = self._open.get(tp)
@@ -185,14 +219,39 @@ class Offsets:
 
     def open_count(self) -> int:
         """Records started and not settled yet, over every partition."""
-        return sum(len(p) for p in self._open.values())
+        in_lanes = sum(len(lane) for lanes in self._lanes.values() for lane in lanes)
+        return sum(len(p) for p in self._open.values()) + in_lanes
+
+    def add_lane(self, tp: Partition, lane: Lane) -> None:
+        """Records of ``tp`` in ``lane`` are unsettled until it lets them go. A caller with
+        lanes moves :attr:`high` itself, past each record it reads, before the record is
+        in a lane (or started, or settled)."""
+        self._lanes.setdefault(tp, []).append(lane)
+
+    @property
+    def high(self) -> dict[Partition, int]:
+        """One past the highest offset settled (or read, by a caller with lanes), by
+        partition: a caller with lanes stores into it, never lowering it."""
+        return self._high
 
     def _point(self, tp: Partition, high: int) -> TopicPartition:
-        not_done = sorted({*self._open.get(tp, ()), *self._holes.get(tp, ())})
+        pending = self._open.get(tp)
+        lanes = self._lanes.get(tp, ())
+        floor = min(pending) if pending else high
+        for lane in lanes:
+            oldest = lane.oldest()
+            if oldest is not None and oldest < floor:
+                floor = oldest
+        if tp not in self._holes and floor >= high:
+            return TopicPartition(tp[0], tp[1], high)  # in order: no sort, no metadata
+        in_lanes = [o for lane in lanes for o in lane.unsettled()]
+        not_done = sorted({*self._open.get(tp, ()), *self._holes.get(tp, ()), *in_lanes})
         below = not_done[: bisect_left(not_done, high)]  # (open records past high wait)
         if not below:
             return TopicPartition(tp[0], tp[1], high)
-        metadata = encode_done(below[0], below, high)
+        metadata = encode_done(below[0], below, high)  # (None: nothing settled beyond)
+        if metadata is None:
+            return TopicPartition(tp[0], tp[1], below[0])
         return TopicPartition(tp[0], tp[1], below[0], metadata=metadata)
 
     def to_commit(self, partitions: set[Partition] | None = None) -> list[TopicPartition]:
@@ -221,4 +280,5 @@ class Offsets:
             self._high.pop(tp, None)
             self._holes.pop(tp, None)
             self._committed.pop(tp, None)
+            self._lanes.pop(tp, None)
             self.restoring.discard(tp)
