@@ -382,6 +382,12 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         raw record) once closed, when failures kept from the last ``consume()`` were never
         raised: they are surfaced, never dropped (see the module doc for auto-commit).
         """
+        self._close()
+
+    def _close(self) -> None:
+        """The closing rule of both consumers (a :class:`ShareConsumer` runs it too): once;
+        the failures kept are taken first; librdkafka's client closed, then its log flushed
+        and the interceptors closed even when that failed; the kept failures raised last."""
         if self._closed:
             return
         self._closed = True
