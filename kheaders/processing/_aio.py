@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from itertools import repeat
 from typing import Any, Self
 
 from confluent_kafka import KafkaException, Message, TopicPartition
@@ -27,6 +29,7 @@ from kheaders.processing._validate import number
 AsyncHandler = Callable[[Message], Awaitable[object]]
 LANE_DEPTH = 64
 """Records waiting per worker before the reader waits for room."""
+Lane = deque[tuple[Message, "s.HandleEach | s.Handle"]]
 
 
 class AIOProcessor(ProcessorBase):
@@ -61,8 +64,13 @@ class AIOProcessor(ProcessorBase):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._consumer: AIOConsumer | None = None
         self._producer: AIOProducer | None = None
-        self._lanes: list[asyncio.Queue[s.Handle | None]] = []
-        """With ``concurrency`` above 1: a queue per worker; a record goes to its key's."""
+        self._lanes: list[Lane] = []
+        """With ``concurrency`` above 1: records (and their step) waiting per worker; a
+        record goes to its key's."""
+        self._wakes: list[asyncio.Event] = []
+        self._room: asyncio.Event | None = None
+        """Set by a worker that emptied its lane: the reader may go on."""
+        self._closed_lanes = False
         self._workers: list[asyncio.Task[None]] = []
         self._woken: asyncio.Event | None = None
         """Set on the loop by ``stop()``: in-place waits end at once."""
@@ -72,10 +80,11 @@ class AIOProcessor(ProcessorBase):
         record is started after this, and in-place retry waits end (their records are
         handled again by the next run)."""
         super().stop()
-        loop, woken = self._loop, self._woken
-        if loop is not None and woken is not None and not loop.is_closed():
+        loop, events = self._loop, (self._woken, self._room)
+        if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed: nothing waits on it
-                loop.call_soon_threadsafe(woken.set)
+                for event in filter(None, events):  # (the reader waiting for room too)
+                    loop.call_soon_threadsafe(event.set)
 
     async def aclose(self, timeout: float | None = None) -> None:
         """:meth:`close` from a coroutine: the loop goes on (and a run on it finishes) while
@@ -111,8 +120,10 @@ class AIOProcessor(ProcessorBase):
         producer = self._producer = AIOProducer(self._producer_config)
         consumer = self._consumer = AIOConsumer(self._consumer_config)
         if self.concurrency > 1:
-            self._lanes = [asyncio.Queue(LANE_DEPTH) for _ in range(self.concurrency)]
-            self._workers = [asyncio.create_task(self._lane(q)) for q in self._lanes]
+            self._lanes = [deque() for _ in range(self.concurrency)]
+            self._wakes = [asyncio.Event() for _ in self._lanes]
+            self._room = asyncio.Event()
+            self._workers = [asyncio.create_task(self._lane(i)) for i in range(self.concurrency)]
         try:
             await consumer.subscribe(
                 self._core.all_topics(),
@@ -139,19 +150,17 @@ class AIOProcessor(ProcessorBase):
             if msgs:
                 await carry(engine.send(s.Polled(msgs, now)))
 
-    async def _carry(self, steps: list[s.Step]) -> None:
-        """Carry out the engine's steps, in order."""
+    async def _carry(self, steps: list[s.Step], lanes: bool = True) -> None:
+        """Carry out the engine's steps, in order (records to the workers' lanes when
+        ``lanes`` and there are some; else here)."""
         for step in steps:
             match step:
+                case s.HandleEach() | s.Handle() if lanes and self._lanes:
+                    await self._to_lanes(step)
                 case s.HandleEach():
-                    await self._each(step)
+                    await self._handle_all(deque(zip(step.records, repeat(step))))
                 case s.Handle():
-                    if self._lanes:
-                        key = step.record.key()
-                        lane = hash(key) if key is not None else step.record.offset() or 0
-                        await self._lanes[lane % len(self._lanes)].put(step)
-                    else:
-                        await self._handle(step)
+                    await self._handle(step)
                 case s.Publish():
                     await self._publish(step)
                 case s.Commit():
@@ -172,25 +181,6 @@ class AIOProcessor(ProcessorBase):
                 case s.Stop():
                     self._stopped(step)
 
-    async def _each(self, step: s.HandleEach) -> None:
-        """The short way: the handler on each record; one report for the run."""
-        engine, handler, records = self._engine, step.handler, step.records
-        start = 0
-        for msg in records:
-            if engine.stopping:  # a stopped processor starts nothing: read again next run
-                records = records[: records.index(msg, start)]
-                break
-            try:
-                await handler(msg)
-            except Exception as exc:
-                i = records.index(msg, start)
-                if i > start:  # the records before it first
-                    engine.send(s.Handled(records[start:i]))
-                start = i + 1
-                await self._carry(engine.send(s.Failed(step.one(msg), exc, now_ms())))
-        if start < len(records):
-            engine.send(s.Handled(records[start:] if start else records))
-
     async def _handle(self, step: s.Handle) -> None:
         engine = self._engine
         if engine.stopping or (step.delay and await self._stopped_within(step.delay)):
@@ -206,20 +196,61 @@ class AIOProcessor(ProcessorBase):
             else:
                 await step.handler(msg)
         except Exception as exc:
-            await self._carry(engine.send(s.Failed(step, exc, now_ms())))
+            await self._carry(engine.send(s.Failed(step, exc, now_ms())), False)
         else:
             engine.send(s.Handled((msg,)))
 
-    async def _lane(self, queue: asyncio.Queue[s.Handle | None]) -> None:
-        """One of ``concurrency`` workers: records of the keys hashed to it, in order. Once
-        stopped it starts none: the records still queued stay in hand (never committed
-        past) and are taken off the queue so the reader never waits for room."""
-        while (step := await queue.get()) is not None:
-            try:
+    async def _to_lanes(self, step: s.HandleEach | s.Handle) -> None:
+        """Each record to its key's lane (no key: by offset); then wait while a lane is
+        deeper than LANE_DEPTH."""
+        lanes, n = self._lanes, len(self._lanes)
+        for msg in step.records if isinstance(step, s.HandleEach) else (step.record,):
+            key = msg.key()
+            i = (hash(key) if key is not None else msg.offset() or 0) % n
+            lane = lanes[i]
+            if not lane:
+                self._wakes[i].set()
+            lane.append((msg, step))
+        room = self._room
+        assert room is not None
+        while any(len(lane) > LANE_DEPTH for lane in lanes) and not self._engine.stopping:
+            room.clear()
+            await room.wait()
+
+    async def _lane(self, i: int) -> None:
+        """One of ``concurrency`` workers: the records of the keys hashed to it."""
+        lane, wake, room = self._lanes[i], self._wakes[i], self._room
+        assert room is not None
+        while not self._closed_lanes:
+            if lane:
+                await self._handle_all(lane)
+                room.set()
+            else:
+                wake.clear()
+                await wake.wait()
+
+    async def _handle_all(self, lane: Lane) -> None:
+        """The records in ``lane``, back to back in order, one report per run handled. None
+        once stopped: the rest stay in hand (never committed past) and are dropped."""
+        engine = self._engine
+        done: list[Message] = []
+        while lane and not engine.stopping:
+            msg, step = lane.popleft()
+            if isinstance(step, s.Handle):
                 await self._handle(step)
-            finally:
-                queue.task_done()
-        queue.task_done()
+                continue
+            try:
+                await step.handler(msg)
+            except Exception as exc:
+                if done:
+                    engine.send(s.Handled(done))
+                    done = []
+                await self._carry(engine.send(s.Failed(step.one(msg), exc, now_ms())), False)
+            else:
+                done.append(msg)
+        if done:
+            engine.send(s.Handled(done))
+        lane.clear()
 
     async def _stopped_within(self, delay: float) -> bool:
         """Wait ``delay`` seconds unless ``stop()`` comes first; whether it came."""
@@ -282,11 +313,10 @@ class AIOProcessor(ProcessorBase):
 
     async def _shutdown(self, consumer: AIOConsumer, producer: AIOProducer) -> None:
         if self._workers:  # the records in hand are finished; the queued ones start no more
-            for queue in self._lanes:
-                while not queue.empty():
-                    queue.get_nowait()
-                    queue.task_done()
-                queue.put_nowait(None)
+            self._closed_lanes = True
+            for lane, wake in zip(self._lanes, self._wakes, strict=True):
+                lane.clear()
+                wake.set()
             _, late = await asyncio.wait(self._workers, timeout=self.shutdown_timeout)
             for worker in late:  # a handler past shutdown_timeout: its record stays open
                 worker.cancel()

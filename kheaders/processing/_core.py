@@ -15,14 +15,13 @@ from kheaders.deadletter import KHEADERS, DeadLetter, dead_letter_headers, sprin
 from kheaders.deadletter import spring as sh
 from kheaders.deadletter._write import Pairs
 from kheaders.processing._retry import RetryTopics, route_map
+from kheaders.processing._steps import DEAD_LETTER, RETRY
 
 HeadersFilter = Callable[[Headers], bool]
 """``filter=``: given a record's headers, True to handle it, False to skip (and commit) it."""
 
 MIN_LONGEST_WAIT = 60.0
 """Seconds: the least of the longest wait a retry record may ask (10x the longest delay)."""
-RETRY = "retry"
-DEAD_LETTER = "dead-letter"
 
 
 class Hop(NamedTuple):

@@ -114,13 +114,8 @@ class Engine:
 
     def wait(self, longest: float, now: int) -> float:
         """Seconds the next read may block: ``longest``, or less when something is due."""
-        soonest = min((due for due, _ in self.paused.values()), default=None)
-        if self._again:
-            again = min(e[0] for e in self._again)
-            soonest = again if soonest is None else min(soonest, again)
-        if soonest is None:
-            return longest
-        return max(0.0, min(longest, (soonest - now) / 1000))
+        dues = [due for due, _ in self.paused.values()] + [e[0] for e in self._again]
+        return max(0.0, min(longest, (min(dues) - now) / 1000)) if dues else longest
 
     def commit_point(self) -> list[TopicPartition]:
         """The offsets (with metadata) that moved since the last ``Committed``, without
@@ -138,22 +133,10 @@ class Engine:
     def _polled(self, ev: Polled) -> list[Step]:
         if self.stopping or not ev.records:
             return _NO_STEPS
-        core = self.core
-        fast = (
-            core.plain
-            and not self.observer.refresh()
-            and not self.concurrent
-            and not self.offsets.restoring
-            and ev.attempts is None
-        )
+        core, offsets, concurrent = self.core, self.offsets, self.concurrent
+        observed = self.observer.refresh()
+        fast = core.plain and not observed and not offsets.restoring and ev.attempts is None
         retry_topics = core.retry_topics
-        if fast:  # the common case: the whole batch takes the short way
-            for msg in ev.records:
-                if msg.error() is not None or msg.topic() in retry_topics:
-                    break
-            else:
-                return [HandleEach(list(ev.records), core.handler)]  # type: ignore[arg-type]
-        paused = self.paused
         steps: list[Step] = []
         run: HandleEach | None = None
         for i, msg in enumerate(ev.records):
@@ -162,42 +145,47 @@ class Engine:
                 run = None
                 continue
             topic = msg.topic()
-            if fast and topic not in retry_topics:
+            if fast and topic not in retry_topics:  # the short way: nothing to decide
                 if run is None:
                     run = HandleEach([], core.handler)  # type: ignore[arg-type]
                     steps.append(run)
                 run.records.append(msg)
+                if concurrent:  # in hand until its worker reports it
+                    offsets.start((topic, msg.partition()), msg.offset())  # type: ignore[arg-type]
                 continue
             run = None
             tp = (topic, msg.partition())
-            if paused and tp in paused:
+            if self.paused and tp in self.paused:
                 continue  # read before its partition paused: read again once due
             if self.sought and tp in self.sought:
                 if msg.offset() > self.sought[tp]:  # type: ignore[operator]
                     continue  # read ahead before the seek: read again after it
                 del self.sought[tp]
             attempt = ev.attempts[i] if ev.attempts is not None else None
-            steps.extend(self._one(msg, attempt, ev.now))
+            self._one(msg, attempt, ev.now, steps)
         return steps
 
-    def _one(self, msg: Message, attempt: int | None, now: int) -> list[Step]:
-        """One record through every rule: done before, due time, filter, route, deserialize."""
+    def _one(self, msg: Message, attempt: int | None, now: int, steps: list[Step]) -> None:
+        """One record through every rule (done before, due time, filter, route,
+        deserialize); its steps added to ``steps`` (a record to handle joins the run there
+        when it can)."""
         core = self.core
         tp = (msg.topic() or "", msg.partition() or 0)
         offset = msg.offset() or 0
         offsets = self.offsets
         if tp in offsets.restoring and offsets.arrived(tp, offset):
-            return _NO_STEPS  # a previous run settled it (named in its commit's metadata)
+            return  # a previous run settled it (named in its commit's metadata)
         due = core.due_ms(msg, now)
         if due is not None:
             self.paused[tp] = (due, offset)
             if self.read_ahead:
                 self.sought[tp] = offset
             log.debug("processing.paused", topic=tp[0], partition=tp[1], offset=offset, due=due)
-            return [Pause(TopicPartition(tp[0], tp[1], offset), due)]
+            steps.append(Pause(TopicPartition(tp[0], tp[1], offset), due))
+            return
         if not core.accepts(msg):
             offsets.settled_now(tp, offset)
-            return _NO_STEPS
+            return
         if attempt is None:
             attempt = core.attempt(msg)
         raw = (msg.key(), msg.value())  # the consumed bytes, republished on failure
@@ -207,14 +195,28 @@ class Engine:
                 f"no handler for the record at {tp[0]}[{tp[1]}]@{offset}:"
                 f" {core.route_by!r} matches no route and there is no default"
             )
-            return self._failure(msg, raw, error, attempt, now)
+            steps.extend(self._failure(msg, raw, error, attempt, now))
+            return
         try:
             core.deserialize(msg)
         except DeserializationError as exc:
-            return self._failure(msg, raw, exc, attempt, now)
+            steps.extend(self._failure(msg, raw, exc, attempt, now))
+            return
         if self.concurrent:
             offsets.start(tp, offset)
-        return [Handle(msg, handler, attempt, raw)]
+        if self.observer.active:  # a span per record: the driver's Handle makes it
+            steps.append(Handle(msg, handler, attempt, raw))
+            return
+        run = steps[-1] if steps else None
+        if type(run) is not HandleEach or run.handler is not handler or run.attempt != attempt:
+            raws: list[tuple[object, object]] | None = None
+            if core.key_de is not None or core.value_de is not None:
+                raws = []
+            run = HandleEach([], handler, attempt, raws)
+            steps.append(run)
+        run.records.append(msg)
+        if run.raws is not None:
+            run.raws.append(raw)
 
     def _unreadable(self, ev: Unreadable) -> list[Step]:
         msg = getattr(ev.error, "message", None)
@@ -249,19 +251,15 @@ class Engine:
     # -- outcomes -------------------------------------------------------------------------
 
     def _handled(self, ev: Handled) -> list[Step]:
-        offsets = self.offsets
-        records = ev.records
-        if len(records) == 1:
-            msg = records[0]
-            tp = (msg.topic() or "", msg.partition() or 0)
-            if self.tries:
-                self.tries.pop(id(msg), None)
-            if self.concurrent:
-                offsets.settle(tp, msg.offset() or 0)
-            else:
-                offsets.settled_now(tp, msg.offset() or 0)
+        offsets, tries = self.offsets, self.tries
+        if self.concurrent or tries or len(ev.records) == 1:
+            settle = offsets.settle if self.concurrent else offsets.settled_now
+            for msg in ev.records:
+                if tries:
+                    tries.pop(id(msg), None)
+                settle((msg.topic() or "", msg.partition() or 0), msg.offset() or 0)
             return _NO_STEPS
-        last: dict[Partition, int] = {(m.topic(), m.partition()): m.offset() for m in records}  # type: ignore[misc]
+        last: dict[Partition, int] = {(m.topic(), m.partition()): m.offset() for m in ev.records}  # type: ignore[misc]
         for tp, offset in last.items():
             offsets.settled_now(tp, offset)
         return _NO_STEPS
@@ -378,7 +376,7 @@ class Engine:
                 for _, msg, raw, attempt in due:
                     msg.set_key(raw[0])
                     msg.set_value(raw[1])
-                    steps.extend(self._one(msg, attempt, now))
+                    self._one(msg, attempt, now, steps)
         return steps
 
     def _committed(self, ev: Committed) -> list[Step]:

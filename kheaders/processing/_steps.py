@@ -176,15 +176,20 @@ class Handle:
 
 @dataclass(slots=True)
 class HandleEach:
-    """Call ``handler`` on each record in order (the short way: main-topic records that need
-    nothing else, attempt 1, nothing deserialized)."""
+    """Call ``handler`` on each record in order: a run of records due now, each attempt
+    ``attempt``, no delay (the common case: no step per record). ``raws``: each record's
+    consumed key and value when the records hold deserialized ones."""
 
     records: list[Message]
     handler: Handler
+    attempt: int = 1
+    raws: list[tuple[object, object]] | None = None
 
     def one(self, record: Message) -> Handle:
         """The Handle a failure of ``record`` is reported with."""
-        return Handle(record, self.handler, 1, (record.key(), record.value()))
+        raws = self.raws
+        raw = raws[self.records.index(record)] if raws else (record.key(), record.value())
+        return Handle(record, self.handler, self.attempt, raw)
 
 
 @dataclass(slots=True)
