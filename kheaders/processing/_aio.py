@@ -67,10 +67,9 @@ class AIOProcessor(ProcessorBase):
         self._lanes: list[Lane] = []
         """With ``concurrency`` above 1: records (and their step) waiting per worker; a
         record goes to its key's."""
-        self._wakes: list[asyncio.Event] = []
-        self._room: asyncio.Event | None = None
-        """Set by a worker that emptied its lane: the reader may go on."""
-        self._closed_lanes = False
+        self._fed = self._room = asyncio.Event()
+        """Set when records were added to the lanes (and when a worker emptied its lane: the
+        reader may go on)."""
         self._workers: list[asyncio.Task[None]] = []
         self._woken: asyncio.Event | None = None
         """Set on the loop by ``stop()``: in-place waits end at once."""
@@ -80,11 +79,11 @@ class AIOProcessor(ProcessorBase):
         record is started after this, and in-place retry waits end (their records are
         handled again by the next run)."""
         super().stop()
-        loop, events = self._loop, (self._woken, self._room)
-        if loop is not None and not loop.is_closed():
+        loop, woken = self._loop, self._woken
+        if loop is not None and woken is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed: nothing waits on it
-                for event in filter(None, events):  # (the reader waiting for room too)
-                    loop.call_soon_threadsafe(event.set)
+                loop.call_soon_threadsafe(woken.set)
+                loop.call_soon_threadsafe(self._room.set)  # (the reader waiting for room)
 
     async def aclose(self, timeout: float | None = None) -> None:
         """:meth:`close` from a coroutine: the loop goes on (and a run on it finishes) while
@@ -121,8 +120,7 @@ class AIOProcessor(ProcessorBase):
         consumer = self._consumer = AIOConsumer(self._consumer_config)
         if self.concurrency > 1:
             self._lanes = [deque() for _ in range(self.concurrency)]
-            self._wakes = [asyncio.Event() for _ in self._lanes]
-            self._room = asyncio.Event()
+            self._fed, self._room = asyncio.Event(), asyncio.Event()
             self._workers = [asyncio.create_task(self._lane(i)) for i in range(self.concurrency)]
         try:
             await consumer.subscribe(
@@ -206,28 +204,23 @@ class AIOProcessor(ProcessorBase):
         lanes, n = self._lanes, len(self._lanes)
         for msg in step.records if isinstance(step, s.HandleEach) else (step.record,):
             key = msg.key()
-            i = (hash(key) if key is not None else msg.offset() or 0) % n
-            lane = lanes[i]
-            if not lane:
-                self._wakes[i].set()
-            lane.append((msg, step))
+            lanes[(hash(key) if key is not None else msg.offset() or 0) % n].append((msg, step))
+        self._fed.set()
         room = self._room
-        assert room is not None
         while any(len(lane) > LANE_DEPTH for lane in lanes) and not self._engine.stopping:
             room.clear()
             await room.wait()
 
     async def _lane(self, i: int) -> None:
         """One of ``concurrency`` workers: the records of the keys hashed to it."""
-        lane, wake, room = self._lanes[i], self._wakes[i], self._room
-        assert room is not None
-        while not self._closed_lanes:
+        lane, fed, room = self._lanes[i], self._fed, self._room
+        while self._lanes:  # (emptied at shutdown)
             if lane:
                 await self._handle_all(lane)
                 room.set()
             else:
-                wake.clear()
-                await wake.wait()
+                fed.clear()
+                await fed.wait()
 
     async def _handle_all(self, lane: Lane) -> None:
         """The records in ``lane``, back to back in order, one report per run handled. None
@@ -313,10 +306,10 @@ class AIOProcessor(ProcessorBase):
 
     async def _shutdown(self, consumer: AIOConsumer, producer: AIOProducer) -> None:
         if self._workers:  # the records in hand are finished; the queued ones start no more
-            self._closed_lanes = True
-            for lane, wake in zip(self._lanes, self._wakes, strict=True):
+            for lane in self._lanes:
                 lane.clear()
-                wake.set()
+            self._lanes = []
+            self._fed.set()
             _, late = await asyncio.wait(self._workers, timeout=self.shutdown_timeout)
             for worker in late:  # a handler past shutdown_timeout: its record stays open
                 worker.cancel()

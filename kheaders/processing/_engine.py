@@ -71,7 +71,7 @@ class Engine:
     """A processor's decisions; ``send(event)`` answers the steps to carry out, in order.
 
     ``commit_interval`` in seconds; ``concurrent``: the driver handles several records at
-    once (each Handle's record is then marked in hand until its outcome is reported);
+    once (each record to handle is then in hand until its outcome is reported);
     ``keep_timestamps``: publications keep the original's timestamp (else 0: stamped when
     sent).
     """
@@ -92,7 +92,7 @@ class Engine:
         self.concurrent = concurrent
         self.keep_timestamps = keep_timestamps
         self.stopping = False
-        """Once True, nothing more is started (a driver checks it before each Handle)."""
+        """Once True, nothing more is started (a driver checks it before each record)."""
         self.paused: dict[Partition, tuple[int, int]] = {}
         """Paused partitions: (due epoch ms, offset sought back to)."""
         self.read_ahead = False
@@ -209,10 +209,8 @@ class Engine:
             return
         run = steps[-1] if steps else None
         if type(run) is not HandleEach or run.handler is not handler or run.attempt != attempt:
-            raws: list[tuple[object, object]] | None = None
-            if core.key_de is not None or core.value_de is not None:
-                raws = []
-            run = HandleEach([], handler, attempt, raws)
+            deserialized = core.key_de is not None or core.value_de is not None
+            run = HandleEach([], handler, attempt, [] if deserialized else None)
             steps.append(run)
         run.records.append(msg)
         if run.raws is not None:
@@ -252,16 +250,15 @@ class Engine:
 
     def _handled(self, ev: Handled) -> list[Step]:
         offsets, tries = self.offsets, self.tries
-        if self.concurrent or tries or len(ev.records) == 1:
+        if self.concurrent or tries:  # one by one: in any order, or some retried in place
             settle = offsets.settle if self.concurrent else offsets.settled_now
             for msg in ev.records:
-                if tries:
-                    tries.pop(id(msg), None)
+                tries.pop(id(msg), None)
                 settle((msg.topic() or "", msg.partition() or 0), msg.offset() or 0)
-            return _NO_STEPS
-        last: dict[Partition, int] = {(m.topic(), m.partition()): m.offset() for m in ev.records}  # type: ignore[misc]
-        for tp, offset in last.items():
-            offsets.settled_now(tp, offset)
+        else:  # in order: the last one of each partition
+            last = {(m.topic(), m.partition()): m.offset() for m in ev.records}
+            for tp, offset in last.items():
+                offsets.settled_now(tp, offset)  # type: ignore[arg-type]
         return _NO_STEPS
 
     def _failed(self, ev: Failed) -> list[Step]:
@@ -358,25 +355,20 @@ class Engine:
             self._last_commit = now
         elif now - self._last_commit >= self.commit_interval_ms:
             self._last_commit = now
-            offsets = self.offsets.to_commit()
-            if offsets:
+            if offsets := self.offsets.to_commit():
                 steps.append(Commit(offsets, sync=False))
         if self.stopping:
             return steps
-        if self.paused:
-            ready = [tp for tp, (due, _) in self.paused.items() if due <= now]
+        if ready := [tp for tp, (due, _) in self.paused.items() if due <= now]:
             for tp in ready:
                 del self.paused[tp]
-            if ready:
-                steps.append(Resume([TopicPartition(t, p) for t, p in ready]))
-        if self._again:
-            due = [e for e in self._again if e[0] <= now]
-            if due:
-                self._again = [e for e in self._again if e[0] > now]
-                for _, msg, raw, attempt in due:
-                    msg.set_key(raw[0])
-                    msg.set_value(raw[1])
-                    self._one(msg, attempt, now, steps)
+            steps.append(Resume([TopicPartition(t, p) for t, p in ready]))
+        if due := [e for e in self._again if e[0] <= now]:
+            self._again = [e for e in self._again if e[0] > now]
+            for _, msg, raw, attempt in due:
+                msg.set_key(raw[0])
+                msg.set_value(raw[1])
+                self._one(msg, attempt, now, steps)
         return steps
 
     def _committed(self, ev: Committed) -> list[Step]:
@@ -407,10 +399,9 @@ class Engine:
         self._again = [e for e in self._again if (e[1].topic(), e[1].partition()) not in partitions]
 
     def _stoprequested(self, _ev: StopRequested) -> list[Step]:
-        self.stopping = True
-        return [Stop()]
+        return self._stop(None)
 
-    def _stop(self, error: BaseException) -> list[Step]:
+    def _stop(self, error: BaseException | None) -> list[Step]:
         self.stopping = True
         return [Stop(error)]
 
@@ -420,7 +411,6 @@ class Engine:
         if ev.unsent:  # their records stay uncommitted and are read again by the next run
             log.warning("processing.unpublished_at_stop", records=ev.unsent)
             steps.append(Purge())
-        offsets = self.offsets.to_commit()
-        if offsets:
+        if offsets := self.offsets.to_commit():
             steps.append(Commit(offsets, sync=True))
         return steps

@@ -300,6 +300,17 @@ def test_in_place_attempts_come_first_with_their_delay_then_the_retry_topic() ->
     assert id(msg) not in engine.tries
 
 
+@pytest.mark.parametrize("concurrent", [False, True])
+def test_a_record_handled_at_its_in_place_attempt_is_committed(concurrent: bool) -> None:
+    engine = make(concurrent=concurrent, retry=RetryTopics(delays=[1], in_place=1))
+    msg = record(0)
+    run = only(engine.send(Polled([msg], T0)), HandleEach)
+    again = only(engine.send(Failed(run.one(msg), ValueError("x"), T0)), Handle)
+    engine.send(Handled([again.record]))
+    assert not engine.tries
+    assert commit_at(engine, T0 + 1000) == {("orders", 0): (1, None)}
+
+
 def test_in_place_attempts_skip_not_retryable_errors_and_stop_when_stopped() -> None:
     engine = make(retry=RetryTopics(delays=[], in_place=3, not_retryable=(KeyError,)))
     msg = record(0)
