@@ -196,6 +196,18 @@ def test_a_filter_skips_and_commits_a_record_without_deserializing_it() -> None:
     assert commit_at(engine, T0 + 1000) == {("orders", 0): (2, None)}
 
 
+@pytest.mark.parametrize("rules", [{}, {"filter": lambda h: True}])
+def test_records_come_one_by_one_when_traced_else_in_one_run(rules: dict[str, Any]) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    msgs = [record(0), record(1)]
+    assert only(make(**rules).send(Polled(msgs, T0)), HandleEach).records == msgs
+    traced = make(**rules)
+    traced.observer = Observer("g", tracer_provider=TracerProvider())
+    steps = traced.send(Polled(msgs, T0))
+    assert [(type(s), s.record) for s in steps] == [(Handle, msgs[0]), (Handle, msgs[1])]
+
+
 def test_routes_pick_the_handler_by_the_last_header_value_else_the_default() -> None:
     engine = make(handlers={"b": other}, route_by="type")
     by_route = record(0, headers=[("type", b"a"), ("type", b"b")])
