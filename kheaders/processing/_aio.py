@@ -7,7 +7,6 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from itertools import repeat
 from typing import Any, Self
 
 from confluent_kafka import KafkaException, Message, TopicPartition
@@ -29,7 +28,6 @@ from kheaders.processing._validate import number
 AsyncHandler = Callable[[Message], Awaitable[object]]
 LANE_DEPTH = 64
 """Records waiting per worker before the reader waits for room."""
-Lane = deque[tuple[Message, "s.HandleEach | s.Handle"]]
 
 
 class AIOProcessor(ProcessorBase):
@@ -64,9 +62,10 @@ class AIOProcessor(ProcessorBase):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._consumer: AIOConsumer | None = None
         self._producer: AIOProducer | None = None
-        self._lanes: list[Lane] = []
-        """With ``concurrency`` above 1: records (and their step) waiting per worker; a
-        record goes to its key's."""
+        self._lanes: list[deque[s.HandleEach | s.Handle]] = []
+        """With ``concurrency`` above 1: runs waiting per worker (a record goes to its key's),
+        and how many records each lane holds."""
+        self._queued: list[int] = []
         self._fed = self._room = asyncio.Event()
         """Set when records were added to the lanes (and when a worker emptied its lane: the
         reader may go on)."""
@@ -120,6 +119,7 @@ class AIOProcessor(ProcessorBase):
         consumer = self._consumer = AIOConsumer(self._consumer_config)
         if self.concurrency > 1:
             self._lanes = [deque() for _ in range(self.concurrency)]
+            self._queued = [0] * self.concurrency
             self._fed, self._room = asyncio.Event(), asyncio.Event()
             self._workers = [asyncio.create_task(self._lane(i)) for i in range(self.concurrency)]
         try:
@@ -149,14 +149,13 @@ class AIOProcessor(ProcessorBase):
                 await carry(engine.send(s.Polled(msgs, now)))
 
     async def _carry(self, steps: list[s.Step], lanes: bool = True) -> None:
-        """Carry out the engine's steps, in order (records to the workers' lanes when
-        ``lanes`` and there are some; else here)."""
+        """Carry out the engine's steps in order (records to the lanes, if any, when ``lanes``)."""
         for step in steps:
             match step:
                 case s.HandleEach() | s.Handle() if lanes and self._lanes:
                     await self._to_lanes(step)
                 case s.HandleEach():
-                    await self._handle_all(deque(zip(step.records, repeat(step))))
+                    await self._each(step)
                 case s.Handle():
                     await self._handle(step)
                 case s.Publish():
@@ -198,60 +197,79 @@ class AIOProcessor(ProcessorBase):
         else:
             engine.send(s.Handled((msg,)))
 
+    async def _each(self, step: s.HandleEach) -> None:
+        """A run: the handler on each record in order; one report for the records handled."""
+        engine, handler, records = self._engine, step.handler, step.records
+        start = 0
+        for msg in records:
+            if engine.stopping:  # a stopped processor starts nothing: read again next run
+                records = records[: records.index(msg, start)]
+                break
+            try:
+                await handler(msg)
+            except Exception as exc:
+                i = records.index(msg, start)
+                if i > start:  # the records before it first
+                    engine.send(s.Handled(records[start:i]))
+                start = i + 1
+                await self._carry(engine.send(s.Failed(step.one(msg), exc, now_ms())), False)
+        if start < len(records):
+            engine.send(s.Handled(records[start:] if start else records))
+
     async def _to_lanes(self, step: s.HandleEach | s.Handle) -> None:
-        """Each record to its key's lane (no key: by offset); then wait while a lane is
-        deeper than LANE_DEPTH."""
-        lanes, n = self._lanes, len(self._lanes)
-        for msg in step.records if isinstance(step, s.HandleEach) else (step.record,):
-            key = msg.key()
-            lanes[(hash(key) if key is not None else msg.offset() or 0) % n].append((msg, step))
+        """Each record to its key's lane (no key: by offset), a run per lane; then wait while
+        a lane holds more than LANE_DEPTH records."""
+        lanes, queued, n = self._lanes, self._queued, len(self._lanes)
+        if isinstance(step, s.Handle):
+            key = step.record.key()
+            i = (hash(key) if key is not None else step.record.offset() or 0) % n
+            lanes[i].append(step)
+            queued[i] += 1
+        else:
+            raws = step.raws
+            runs = [
+                s.HandleEach([], step.handler, step.attempt, [] if raws else None) for _ in lanes
+            ]
+            for j, msg in enumerate(step.records):
+                key = msg.key()
+                run = runs[(hash(key) if key is not None else msg.offset() or 0) % n]
+                run.records.append(msg)
+                if raws:
+                    run.raws.append(raws[j])  # type: ignore[union-attr]
+            for i, run in enumerate(runs):
+                if run.records:
+                    lanes[i].append(run)
+                    queued[i] += len(run.records)
         self._fed.set()
         room = self._room
-        while any(len(lane) > LANE_DEPTH for lane in lanes) and not self._engine.stopping:
+        while any(q > LANE_DEPTH for q in queued) and not self._engine.stopping:
             room.clear()
             await room.wait()
 
     async def _lane(self, i: int) -> None:
-        """One of ``concurrency`` workers: the records of the keys hashed to it."""
-        lane, fed, room = self._lanes[i], self._fed, self._room
+        """One of ``concurrency`` workers: the runs of the keys hashed to it, in order. Once
+        stopped it starts none: the runs left stay in hand (never committed past), dropped."""
+        lane, queued, fed, room = self._lanes[i], self._queued, self._fed, self._room
         while self._lanes:  # (emptied at shutdown)
-            if lane:
-                await self._handle_all(lane)
-                room.set()
+            if lane and not self._engine.stopping:
+                step = lane.popleft()
+                if isinstance(step, s.HandleEach):
+                    await self._each(step)
+                else:
+                    await self._handle(step)
+                queued[i] -= len(step.records) if isinstance(step, s.HandleEach) else 1
             else:
+                lane.clear()
+                queued[i] = 0
                 fed.clear()
                 await fed.wait()
-
-    async def _handle_all(self, lane: Lane) -> None:
-        """The records in ``lane``, back to back in order, one report per run handled. None
-        once stopped: the rest stay in hand (never committed past) and are dropped."""
-        engine = self._engine
-        done: list[Message] = []
-        while lane and not engine.stopping:
-            msg, step = lane.popleft()
-            if isinstance(step, s.Handle):
-                await self._handle(step)
-                continue
-            try:
-                await step.handler(msg)
-            except Exception as exc:
-                if done:
-                    engine.send(s.Handled(done))
-                    done = []
-                await self._carry(engine.send(s.Failed(step.one(msg), exc, now_ms())), False)
-            else:
-                done.append(msg)
-        if done:
-            engine.send(s.Handled(done))
-        lane.clear()
+            room.set()
 
     async def _stopped_within(self, delay: float) -> bool:
         """Wait ``delay`` seconds unless ``stop()`` comes first; whether it came."""
-        woken = self._woken
-        if woken is None or self._stop.is_set():
-            return self._stop.is_set()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(woken.wait(), delay)
+        if self._woken is not None and not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._woken.wait(), delay)
         return self._stop.is_set()
 
     async def _publish(self, step: s.Publish) -> None:
@@ -306,9 +324,7 @@ class AIOProcessor(ProcessorBase):
 
     async def _shutdown(self, consumer: AIOConsumer, producer: AIOProducer) -> None:
         if self._workers:  # the records in hand are finished; the queued ones start no more
-            for lane in self._lanes:
-                lane.clear()
-            self._lanes = []
+            self._lanes = []  # (what is left in them stays in hand)
             self._fed.set()
             _, late = await asyncio.wait(self._workers, timeout=self.shutdown_timeout)
             for worker in late:  # a handler past shutdown_timeout: its record stays open

@@ -229,19 +229,13 @@ class Engine:
         assert err is not None
         code = err.code()
         if code == KafkaError._MAX_POLL_EXCEEDED:
-            return self._stop(
-                ProcessingError(
-                    "a handler ran longer than max.poll.interval.ms: the consumer left its"
-                    " group (raise max.poll.interval.ms, or make the handler faster)"
-                )
-            )
+            why = "a handler ran longer than max.poll.interval.ms: the consumer left its group"
+            hint = " (raise max.poll.interval.ms, or make the handler faster)"
+            return self._stop(ProcessingError(why + hint))
         setting = REFUSED_BY_BROKER.get(code)
         if setting is not None or err.fatal():
-            return self._stop(
-                ConfigurationError(
-                    f"{setting or 'config'}: the broker refused the consumer: {err.str()}"
-                )
-            )
+            why = f"{setting or 'config'}: the broker refused the consumer: {err.str()}"
+            return self._stop(ConfigurationError(why))
         if code != KafkaError._PARTITION_EOF:
             log.warning("processing.consumer_error", error=err.str())
         return _NO_STEPS
@@ -262,14 +256,12 @@ class Engine:
         return _NO_STEPS
 
     def _failed(self, ev: Failed) -> list[Step]:
-        step, error = ev.step, ev.error
-        msg = step.record
-        retry = self.core.retry
+        step, error, msg, retry = ev.step, ev.error, ev.step.record, self.core.retry
         if self.stopping:  # stopped between attempts: neither settled nor republished
             self.tries.pop(id(msg), None)
             return _NO_STEPS
         if retry is not None and step.tries < retry.in_place and retry.retryable(error):
-            self.tries[id(msg)] = step.tries + 1
+            tries = self.tries[id(msg)] = step.tries + 1
             log.info(
                 "processing.retry_in_place",
                 topic=msg.topic(),
@@ -278,7 +270,6 @@ class Engine:
                 left=retry.in_place - step.tries,
                 error=describe_error(error),
             )
-            tries = step.tries + 1
             return [Handle(msg, step.handler, step.attempt, step.raw, retry.in_place_delay, tries)]
         self.tries.pop(id(msg), None)
         return self._failure(msg, step.raw, error, step.attempt, ev.now)
@@ -313,19 +304,12 @@ class Engine:
             failure.__cause__ = error
             return self._stop(failure)
         self.offsets.start((topic, partition), offset)
-        timestamp = 0
-        if self.keep_timestamps:
-            ts_type, ts = msg.timestamp()
-            timestamp = ts if ts_type else 0
-        key, value = raw
-        # fmt: off
-        return [Publish(msg, hop.topic, hop.partition, key, value, hop.headers, timestamp,
-                        hop.kind, attempt, error)]
-        # fmt: on
+        ts_type, ts = msg.timestamp() if self.keep_timestamps else (0, 0)
+        fields = (hop.topic, hop.partition, *raw, hop.headers, ts if ts_type else 0, hop.kind)
+        return [Publish(msg, *fields, attempt, error)]
 
     def _acknowledged(self, ev: Acknowledged) -> list[Step]:
-        pub = ev.step
-        msg = pub.record
+        pub, msg = ev.step, ev.step.record
         tp = (msg.topic() or "", msg.partition() or 0)
         offset = msg.offset() or 0
         if ev.error is None:
