@@ -118,15 +118,9 @@ class Engine:
         return max(0.0, min(longest, (min(dues) - now) / 1000)) if dues else longest
 
     def commit_point(self) -> list[TopicPartition]:
-        """The offsets (with metadata) that moved since the last ``Committed``, without
-        waiting for ``commit_interval``: what an exactly-once driver sends with its
-        transaction before committing it (then ``Committed`` with them)."""
+        """The offsets (with metadata) moved since the last ``Committed``, interval or not:
+        what an exactly-once driver sends with its transaction (then ``Committed``)."""
         return self.offsets.to_commit()
-
-    @property
-    def in_hand(self) -> int:
-        """Records started and not settled (publications awaited, concurrent handlers)."""
-        return self.offsets.open_count()
 
     # -- reading --------------------------------------------------------------------------
 
@@ -137,6 +131,12 @@ class Engine:
         observed = self.observer.refresh()
         fast = core.plain and not observed and not offsets.restoring and ev.attempts is None
         retry_topics = core.retry_topics
+        if fast and not concurrent:  # the common case: the whole batch takes the short way
+            for msg in ev.records:
+                if msg.error() is not None or msg.topic() in retry_topics:
+                    break
+            else:
+                return [HandleEach(list(ev.records), core.handler)]  # type: ignore[arg-type]
         steps: list[Step] = []
         run: HandleEach | None = None
         for i, msg in enumerate(ev.records):
