@@ -31,15 +31,18 @@ Contender = Callable[[], tuple[float, float]]
 
 
 def arguments(
-    doc: str | None, records: int, *, batch_size: int | None = None
+    doc: str | None, records: int, *, batch_size: int | None = None, icount: str | None = None
 ) -> argparse.Namespace:
-    """``--records`` (default ``records``), ``--rounds``, ``--bootstrap`` and, when
-    ``batch_size`` is given, ``--batch-size``; ``doc``'s first line describes the program."""
+    """``--records`` (default ``records``), ``--rounds``, ``--bootstrap``; ``--batch-size``
+    when ``batch_size`` is given, ``--icount N`` (described by ``icount``) when that is;
+    ``doc``'s first line describes the program."""
     parser = argparse.ArgumentParser(description=(doc or "").split("\n")[0])
     parser.add_argument("--records", type=int, default=records)
     parser.add_argument("--rounds", type=int, default=3)
     if batch_size is not None:
         parser.add_argument("--batch-size", type=int, default=batch_size)
+    if icount is not None:
+        parser.add_argument("--icount", type=int, metavar="N", default=None, help=icount)
     parser.add_argument(
         "--bootstrap", default=None, help="a broker to use (default: one started for the run)"
     )

@@ -1,6 +1,6 @@
 """The processors' overhead against hand-written loops with the same no-op handler.
 
-    python -m bench.processing [--records N] [--rounds R] [--bootstrap HOST:PORT]
+    python -m bench.processing [--records N] [--rounds R] [--bootstrap HOST:PORT] [--icount N]
 
 Sync: ``kheaders.processing.Processor`` against a hand-written at-least-once loop on
 ``kheaders.Consumer`` (``consume(500)``, the handler in ``try``, explicit offsets committed
@@ -11,11 +11,17 @@ contender reads the same topic (one partition, 3 headers, 100-byte values) with 
 consumer group; the clock runs from the first record handled to the last, so group joins are
 left out. Rounds alternate the contenders; the median rate of each is reported, and the
 ratios to the loops.
+
+``--icount N`` counts instead, under callgrind, AIOProcessor's instructions per record on
+the loop side (engine, lanes, workers) at concurrency 1 and 8, on N fake records (no broker).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -192,8 +198,31 @@ def hand_aiokafka(bootstrap: str, topic: str, n: int) -> tuple[float, float]:
     return clock.rate()
 
 
+def icount(records: int) -> dict[int, float]:
+    """AIOProcessor's instructions per record on the loop side (callgrind; fake records, no
+    broker: bench._aio_icount), by concurrency: a run handling ``records`` less one handling
+    none, over ``records``."""
+    out = {}
+    for concurrency in (1, 8):
+        counts = []
+        for handled in (records, 0):
+            cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+            cmd += ["-m", "bench._aio_icount", str(records), str(handled), str(concurrency)]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            found = re.search(r"Collected : (\d+)", done.stderr)
+            if done.returncode != 0 or found is None:
+                raise RuntimeError(f"callgrind run failed: {done.stderr[-2000:]}")
+            counts.append(int(found.group(1)))
+        out[concurrency] = (counts[0] - counts[1]) / records
+    return out
+
+
 def main() -> None:
-    args = arguments(__doc__, 300_000)
+    args = arguments(__doc__, 300_000, icount="AIOProcessor's instructions per record instead")
+    if args.icount:
+        for concurrency, per_record in icount(args.icount).items():
+            print(f"AIOProcessor concurrency={concurrency}: {per_record:,.0f} instructions/record")
+        return
     with broker(args.bootstrap, apache=False) as bootstrap:
         n = args.records
         topic = fill(bootstrap, n)
