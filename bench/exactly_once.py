@@ -21,15 +21,14 @@ contenders; medians are reported, and the ratios to the at-least-once Processor.
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import threading
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-from bench.processing import Clock, _config, _noop, fill
-from kheaders.broker import ApacheKafka, create_topic
+from bench._contest import Clock, Contender, arguments, broker, contest, fill
+from bench.processing import _config, _noop
+from kheaders.broker import create_topic
 from kheaders.processing import ExactlyOnceProcessor, Processor, emit
 
 
@@ -74,22 +73,12 @@ def exactly_once(
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--records", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--batch-size", type=int, default=500)
-    parser.add_argument("--bootstrap", default=None)
-    args = parser.parse_args()
-    kafka = None
-    bootstrap = args.bootstrap
-    if bootstrap is None:
-        kafka = ApacheKafka().start(120)
-        bootstrap = kafka.bootstrap
-    try:
+    args = arguments(__doc__, 100_000, batch_size=500)
+    with broker(args.bootstrap, apache=True) as bootstrap:
         n, batch = args.records, args.batch_size
         topic = fill(bootstrap, n)
         out = create_topic(bootstrap, f"bench-eos-out-{uuid.uuid4().hex[:8]}", partitions=1)
-        contenders: dict[str, Callable[[], tuple[float, float]]] = {
+        contenders: dict[str, Contender] = {
             "Processor (at-least-once)": lambda: at_least_once(bootstrap, topic, n, batch),
             "ExactlyOnceProcessor": lambda: exactly_once(bootstrap, topic, n, batch, None),
             "ExactlyOnceProcessor + emit": lambda: exactly_once(bootstrap, topic, n, batch, out),
@@ -97,32 +86,11 @@ def main() -> None:
                 bootstrap, topic, n, 4 * batch, None
             ),
         }
-        walls: dict[str, list[float]] = {name: [] for name in contenders}
-        cpus: dict[str, list[float]] = {name: [] for name in contenders}
-        names = list(contenders)
-        for r in range(args.rounds):
-            for name in names[r % len(names) :] + names[: r % len(names)]:
-                wall, cpu = contenders[name]()
-                walls[name].append(wall)
-                cpus[name].append(cpu)
-        wall_m = {k: statistics.median(v) for k, v in walls.items()}
-        cpu_m = {k: statistics.median(v) for k, v in cpus.items()}
-        print(
+        heading = (
             f"{n:,} records, 1 partition, 3 headers, no-op handler, batch_size {batch},"
             f" {args.rounds} rounds; transactions per run: {-(-n // batch):,} at most"
         )
-        print("records/s per wall second, and per CPU second of the handling thread (medians)")
-        for name in names:
-            print(f"  {name:30s} wall {wall_m[name]:>10,.0f}  cpu {cpu_m[name]:>10,.0f}")
-        base = names[0]
-        for mine in names[1:]:
-            print(
-                f"  {mine} / {base}: wall {wall_m[mine] / wall_m[base]:.2f}x,"
-                f" cpu {cpu_m[mine] / cpu_m[base]:.2f}x"
-            )
-    finally:
-        if kafka is not None:
-            kafka.stop()
+        contest(contenders, args.rounds, heading)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The processors' overhead against hand-written loops with the same no-op handler.
 
-    python -m bench.processing [--records N] [--rounds R] [--bootstrap HOST:PORT]
+    python -m bench.processing [--records N] [--rounds R] [--bootstrap HOST:PORT] [--icount N]
 
 Sync: ``kheaders.processing.Processor`` against a hand-written at-least-once loop on
 ``kheaders.Consumer`` (``consume(500)``, the handler in ``try``, explicit offsets committed
@@ -11,72 +11,30 @@ contender reads the same topic (one partition, 3 headers, 100-byte values) with 
 consumer group; the clock runs from the first record handled to the last, so group joins are
 left out. Rounds alternate the contenders; the median rate of each is reported, and the
 ratios to the loops.
+
+``--icount N`` counts instead, under callgrind, AIOProcessor's instructions per record on
+the loop side (engine, lanes, workers) at concurrency 1 and 8, on N fake records (no broker).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import statistics
+import re
+import subprocess
+import sys
 import threading
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
-import confluent_kafka
 from confluent_kafka import TopicPartition
 
 import kheaders
+from bench._contest import Clock, Contender, arguments, broker, contest, fill
 from kheaders.aio import AIOProcessor
-from kheaders.broker import create_topic, fast_consumer_config, find_or_start_broker
+from kheaders.broker import fast_consumer_config
 from kheaders.processing import Processor
-
-HEADERS = [("trace", b"0123456789abcdef"), ("client", b"svc-a"), ("ver", b"\x00\x00\x00\x01")]
-VALUE = b"v" * 100
-
-
-class Clock:
-    """Counts handled records; notes the first and the last one's time; ``done`` at ``n``."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.count = 0
-        self.first = self.last = 0.0
-        self.cpu_first = self.cpu_last = 0.0
-        self.done = threading.Event()
-
-    def tick(self) -> None:
-        if not self.count:
-            self.first = time.perf_counter()
-            self.cpu_first = time.thread_time()
-        self.count += 1
-        if self.count == self.n:
-            self.last = time.perf_counter()
-            self.cpu_last = time.thread_time()
-            self.done.set()
-
-    def rate(self) -> tuple[float, float]:
-        """Records per wall second, and per CPU second of the handling thread."""
-        return (
-            (self.n - 1) / (self.last - self.first),
-            (self.n - 1) / max(self.cpu_last - self.cpu_first, 1e-9),
-        )
-
-
-def fill(bootstrap: str, n: int) -> str:
-    topic = create_topic(bootstrap, f"bench-processing-{uuid.uuid4().hex[:8]}", partitions=1)
-    p = confluent_kafka.Producer({"bootstrap.servers": bootstrap, "linger.ms": 50})
-    for i in range(n):
-        while True:
-            try:
-                p.produce(topic, VALUE, str(i % 1000).encode(), headers=HEADERS)
-                break
-            except BufferError:
-                p.poll(0.05)
-    p.flush(120)
-    return topic
-
 
 FETCH_BYTES = 16 * 1024 * 1024
 """Per-partition fetch size for every contender (librdkafka's and aiokafka's default, 1 MiB,
@@ -240,21 +198,35 @@ def hand_aiokafka(bootstrap: str, topic: str, n: int) -> tuple[float, float]:
     return clock.rate()
 
 
+def icount(records: int) -> dict[int, float]:
+    """AIOProcessor's instructions per record on the loop side (callgrind; fake records, no
+    broker: bench._aio_icount), by concurrency: a run handling ``records`` less one handling
+    none, over ``records``."""
+    out = {}
+    for concurrency in (1, 8):
+        counts = []
+        for handled in (records, 0):
+            cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable]
+            cmd += ["-m", "bench._aio_icount", str(records), str(handled), str(concurrency)]
+            done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            found = re.search(r"Collected : (\d+)", done.stderr)
+            if done.returncode != 0 or found is None:
+                raise RuntimeError(f"callgrind run failed: {done.stderr[-2000:]}")
+            counts.append(int(found.group(1)))
+        out[concurrency] = (counts[0] - counts[1]) / records
+    return out
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--records", type=int, default=300_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--bootstrap", default=None)
-    args = parser.parse_args()
-    broker = None
-    bootstrap = args.bootstrap
-    if bootstrap is None:
-        broker = find_or_start_broker(allow_docker=False)
-        bootstrap = broker.bootstrap
-    try:
+    args = arguments(__doc__, 300_000, icount="AIOProcessor's instructions per record instead")
+    if args.icount:
+        for concurrency, per_record in icount(args.icount).items():
+            print(f"AIOProcessor concurrency={concurrency}: {per_record:,.0f} instructions/record")
+        return
+    with broker(args.bootstrap, apache=False) as bootstrap:
         n = args.records
         topic = fill(bootstrap, n)
-        contenders: dict[str, Callable[[], tuple[float, float]]] = {
+        contenders: dict[str, Contender] = {
             "sync loop (kheaders.Consumer)": lambda: hand_sync(bootstrap, topic, n),
             "Processor": lambda: processor_sync(bootstrap, topic, n),
             "async loop (aiokafka)": lambda: hand_aiokafka(bootstrap, topic, n),
@@ -262,20 +234,7 @@ def main() -> None:
             "AIOProcessor concurrency=1": lambda: processor_async(bootstrap, topic, n, 1),
             "AIOProcessor concurrency=8": lambda: processor_async(bootstrap, topic, n, 8),
         }
-        walls: dict[str, list[float]] = {name: [] for name in contenders}
-        cpus: dict[str, list[float]] = {name: [] for name in contenders}
-        names = list(contenders)
-        for r in range(args.rounds):
-            for name in names[r % len(names) :] + names[: r % len(names)]:
-                wall, cpu = contenders[name]()
-                walls[name].append(wall)
-                cpus[name].append(cpu)
-        wall_m = {k: statistics.median(v) for k, v in walls.items()}
-        cpu_m = {k: statistics.median(v) for k, v in cpus.items()}
-        print(f"{n:,} records, 1 partition, 3 headers, no-op handler, {args.rounds} rounds;")
-        print("records/s per wall second, and per CPU second of the handling thread (medians)")
-        for name in names:
-            print(f"  {name:30s} wall {wall_m[name]:>10,.0f}  cpu {cpu_m[name]:>10,.0f}")
+        heading = f"{n:,} records, 1 partition, 3 headers, no-op handler, {args.rounds} rounds;"
         pairs = [
             ("Processor", "sync loop (kheaders.Consumer)"),
             ("AIOProcessor concurrency=1", "async loop (aiokafka)"),
@@ -283,14 +242,7 @@ def main() -> None:
             ("AIOProcessor concurrency=8", "async loop (aiokafka)"),
             ("AIOProcessor concurrency=8", "async loop (kheaders.aio)"),
         ]
-        for mine, peer in pairs:
-            print(
-                f"  {mine} / {peer}: wall {wall_m[mine] / wall_m[peer]:.2f}x,"
-                f" cpu {cpu_m[mine] / cpu_m[peer]:.2f}x"
-            )
-    finally:
-        if broker is not None:
-            broker.stop()
+        contest(contenders, args.rounds, heading, pairs)
 
 
 if __name__ == "__main__":

@@ -22,8 +22,6 @@ alternate the contenders; medians are reported with the ratios to the confluent 
 
 from __future__ import annotations
 
-import argparse
-import statistics
 import threading
 import uuid
 from collections.abc import Callable
@@ -34,8 +32,7 @@ from confluent_kafka import AcknowledgeType
 from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
 
 import kheaders
-from bench.processing import Clock, fill
-from kheaders.broker import ApacheKafka
+from bench._contest import Clock, Contender, arguments, broker, contest, fill
 from kheaders.processing import ShareProcessor
 
 FETCH_BYTES = 16 * 1024 * 1024
@@ -117,20 +114,11 @@ def processor(bootstrap: str, topic: str, n: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--records", type=int, default=200_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--bootstrap", default=None)
-    args = parser.parse_args()
-    kafka = None
-    bootstrap = args.bootstrap
-    if bootstrap is None:
-        kafka = ApacheKafka().start()
-        bootstrap = kafka.bootstrap
-    try:
+    args = arguments(__doc__, 200_000)
+    with broker(args.bootstrap, apache=True) as bootstrap:
         n = args.records
         topic = fill(bootstrap, n)
-        contenders: dict[str, Callable[[], tuple[float, float]]] = {
+        contenders: dict[str, Contender] = {
             "loop (confluent ShareConsumer)": lambda: hand_loop(
                 confluent_kafka.ShareConsumer, bootstrap, topic, n
             ),
@@ -142,31 +130,12 @@ def main() -> None:
             ),
             "ShareProcessor": lambda: processor(bootstrap, topic, n),
         }
-        walls: dict[str, list[float]] = {name: [] for name in contenders}
-        cpus: dict[str, list[float]] = {name: [] for name in contenders}
-        names = list(contenders)
-        for r in range(args.rounds):
-            for name in names[r % len(names) :] + names[: r % len(names)]:
-                wall, cpu = contenders[name]()
-                walls[name].append(wall)
-                cpus[name].append(cpu)
-        wall_m = {k: statistics.median(v) for k, v in walls.items()}
-        cpu_m = {k: statistics.median(v) for k, v in cpus.items()}
         core = "compiled" if kheaders.COMPILED else "pure-Python"
-        print(f"{n:,} records, 1 partition, 3 headers, no-op handler, {args.rounds} rounds;")
-        print(f"kheaders' {core} core")
-        print("records/s per wall second, and per CPU second of the handling thread (medians)")
-        for name in names:
-            print(f"  {name:32s} wall {wall_m[name]:>10,.0f}  cpu {cpu_m[name]:>10,.0f}")
-        base = names[0]
-        for mine in names[1:]:
-            print(
-                f"  {mine} / {base}: wall {wall_m[mine] / wall_m[base]:.2f}x,"
-                f" cpu {cpu_m[mine] / cpu_m[base]:.2f}x"
-            )
-    finally:
-        if kafka is not None:
-            kafka.stop()
+        heading = (
+            f"{n:,} records, 1 partition, 3 headers, no-op handler, {args.rounds} rounds;"
+            f"\nkheaders' {core} core"
+        )
+        contest(contenders, args.rounds, heading)
 
 
 if __name__ == "__main__":

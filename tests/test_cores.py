@@ -151,7 +151,6 @@ def test_a_cycle_user_code_closes_through_received_headers_is_collected(core: Co
     makers: list[Callable[[], Any]] = [
         lambda: headers_module.received([("a", b"1")]),
         lambda: headers_module.trusted([("a", b"1")], read_only=False),
-        lambda: headers_module.received_consumed([("a", b"1")], b"k", b"v"),
         lambda: headers_module.Headers([("a", b"1")]),
     ]
     for make in makers:

@@ -9,7 +9,9 @@ polls keeps them queued.
 Each line becomes a ``librdkafka.log`` event of the logger ``kheaders.librdkafka`` at the
 line's own level, with ``client``, ``facility`` and ``message``. A line repeated within
 :data:`WINDOW` seconds is logged once; the repeats are counted and logged as one event with
-``repeats`` when the window has passed (at the next line) or when the client closes.
+``repeats`` when the window has passed (at the next line) or when the client closes. A line
+librdkafka says of every client alike (:data:`ONCE_PER_PROCESS`: the share consumer's
+"Preview" notice) is logged by the first client of the process only.
 
 A connection to a broker that never comes up (refused, timed out, closed during the
 handshake, TLS or SASL refused; not an idle connection the broker closed) logs one
@@ -46,6 +48,31 @@ from kheaders._log import get_logger
 from kheaders._model.redact import is_sensitive
 
 _log = get_logger("kheaders.librdkafka")
+
+ONCE_PER_PROCESS: frozenset[tuple[str, str]] = frozenset(
+    {
+        # every ShareConsumer says it at creation; it is about the library, not the client
+        (
+            "SHARECONSUMER",
+            'The share consumer is in "Preview" and is not recommended for production use',
+        ),
+    }
+)
+"""(facility, text) of librdkafka lines that say the same of every client: logged by the
+first client of the process only (read, counted in ``lines``, by the others). Exact texts:
+a line worded otherwise is logged as any other."""
+_said_once: set[tuple[str, str]] = set()
+_once_lock = threading.Lock()
+
+
+def _first_time(facility: str, text: str) -> bool:
+    """Whether this process has not said this :data:`ONCE_PER_PROCESS` line yet (now it has)."""
+    with _once_lock:
+        if (facility, text) in _said_once:
+            return False
+        _said_once.add((facility, text))
+        return True
+
 
 WINDOW = 30.0
 """Seconds within which a repeated line is counted instead of logged."""
@@ -182,6 +209,8 @@ class LibrdkafkaLog:
         level = self._reach(level, facility, client, text, now)
         self._expire(now)
         if level < self.quietest or (level < logging.INFO and not self.debug_asked):
+            return
+        if (facility, text) in ONCE_PER_PROCESS and not _first_time(facility, text):
             return
         fields = {"client": client, "facility": facility, "message": text, "thread": thread}
         key = (level, facility, _DURATION.sub("…ms", text))

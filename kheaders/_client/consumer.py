@@ -4,8 +4,9 @@ Every record returned has ``msg.headers()`` as a read-only :class:`Headers` (emp
 ``None``), wrapped over librdkafka's own list without touching each header, and ``key()`` /
 ``value()`` deserialized with the topic and headers. Error events (``msg.error()`` set) pass
 through untouched. A record a deserializer ran on keeps the key and value bytes consumed
-(:func:`consumed_bytes`, read by the dead-letter publisher): its Headers hold them, so such a
-record always gets its own Headers object, and replacing them with ``set_headers`` drops them.
+(:func:`~kheaders._client.consumed.consumed_bytes`, read by the dead-letter publisher): they
+are kept beside its Headers, so such a record always gets its own Headers object, and
+replacing them with ``set_headers`` drops them.
 
 A deserializer failure never loses a record nor stops the consumer:
 
@@ -37,21 +38,16 @@ from confluent_kafka import KafkaError, Message, TopicPartition
 from kheaders._client.chain import InterceptorChain
 from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_log
 from kheaders._client.config import resolve
+from kheaders._client.consumed import keep_consumed
 from kheaders._client.deserializing import deserialize
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
 from kheaders._errors import DeserializationError, held_failures
-from kheaders._model.headers import (
-    consumed_of,
-    received,
-    received_all,
-    received_consumed,
-)
+from kheaders._model.headers import received, received_all
 from kheaders._model.keys import check_name
 from kheaders._model.received import (
     HEADER_FAILURES,
     call_headers,
     headers_of_all,
-    message_headers,
     unreadable_headers,
 )
 
@@ -206,11 +202,10 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
             # librdkafka gives a list of (str, bytes | None): already valid, wrapped as it is
             msg.set_headers(received(raw_headers) if raw_headers else _EMPTY)
             return
-        # the consumed bytes stay with the record, on its headers (the one object of ours a
-        # Message holds): dead letters republish them (consumed_bytes)
-        raw_key = msg.key()
-        raw_value = msg.value()
-        headers = received_consumed(raw_headers or (), raw_key, raw_value)
+        # the consumed bytes are kept beside the record's own new Headers (the one object of
+        # ours a Message holds): dead letters republish them (consumed_bytes)
+        headers = received(raw_headers or ())
+        keep_consumed(headers, msg.key(), msg.value())
         msg.set_headers(headers)
         deserialize(msg, headers, kd, vd)
 
@@ -382,6 +377,12 @@ class Consumer(ClientWrapper, client=confluent_kafka.Consumer):
         raw record) once closed, when failures kept from the last ``consume()`` were never
         raised: they are surfaced, never dropped (see the module doc for auto-commit).
         """
+        self._close()
+
+    def _close(self) -> None:
+        """The closing rule of both consumers (a :class:`ShareConsumer` runs it too): once;
+        the failures kept are taken first; librdkafka's client closed, then its log flushed
+        and the interceptors closed even when that failed; the kept failures raised last."""
         if self._closed:
             return
         self._closed = True
@@ -405,21 +406,6 @@ def consumer_log(consumer: Consumer) -> LibrdkafkaLog | None:
     """Where ``consumer``'s librdkafka lines go (``None``: a logger of the caller's, or a
     wrapped client kheaders did not build)."""
     return consumer._consumer_log
-
-
-def consumed_bytes(msg: Message) -> tuple[bytes | None, bytes | None]:
-    """The key and value ``msg`` had when it was consumed, before any deserializer ran.
-
-    A record a kheaders consumer deserialized keeps them (until its headers are replaced
-    with ``set_headers``); any other record's own ``key()`` and ``value()`` are returned.
-    """
-    try:
-        kept = consumed_of(message_headers(msg))
-    except DeserializationError:  # unreadable headers (a raw record): nothing kept on them
-        kept = None  # (and the corrupt list confluent-kafka cached is replaced)
-    if kept is not None:
-        return kept
-    return msg.key(), msg.value()
 
 
 def kept_back(consumer: Consumer) -> int:

@@ -33,7 +33,7 @@ from kheaders._client.clientlog import LibrdkafkaLog, client_log, route_client_l
 from kheaders._client.config import resolve
 from kheaders._client.consumer import Consumer
 from kheaders._client.wrapping import ClientWrapper, client_config, refuse_async
-from kheaders._errors import ConfigurationError, DeserializationError, held_failures
+from kheaders._errors import ConfigurationError, DeserializationError
 from kheaders._model.keys import check_name
 
 ACKNOWLEDGEMENT_MODE = "share.acknowledgement.mode"
@@ -90,16 +90,16 @@ class ShareConsumer(ClientWrapper, client=confluent_kafka.ShareConsumer):
     """
 
     _closed_message = "Share consumer closed"
-    _log: LibrdkafkaLog | None
+    _consumer_log: LibrdkafkaLog | None
     """Where librdkafka's lines go (:mod:`kheaders._client.clientlog`): flushed at close."""
     __slots__ = (
         "_chain",
         "_closed",
         "_consumer",
+        "_consumer_log",
         "_explicit",
         "_group",
         "_key_de",
-        "_log",
         "_on_acknowledged",
         "_pending",
         "_value_de",
@@ -135,7 +135,7 @@ class ShareConsumer(ClientWrapper, client=confluent_kafka.ShareConsumer):
             raise
         group = config.get("group.id")
         self._setup(raw, setup.chain, setup.key, setup.value, group, mode == EXPLICIT)
-        self._log = client_log(rdkafka)
+        self._consumer_log = client_log(rdkafka)
 
     def _setup(  # noqa: PLR0917 - the parts of a share consumer, in order
         self,
@@ -148,7 +148,7 @@ class ShareConsumer(ClientWrapper, client=confluent_kafka.ShareConsumer):
     ) -> None:
         self._consumer = raw
         self._chain = chain
-        self._log = None
+        self._consumer_log = None
         self._key_de = key_de
         self._value_de = value_de
         self._group = group if isinstance(group, str) else None
@@ -162,10 +162,12 @@ class ShareConsumer(ClientWrapper, client=confluent_kafka.ShareConsumer):
     # -- reading ----------------------------------------------------------------------------
 
     # The Consumer's record rules, run on a share consumer's batches: they read and write
-    # only ``_key_de``, ``_value_de`` and ``_pending``, which both classes hold.
+    # only ``_key_de``, ``_value_de`` and ``_pending``, which both classes hold (and its
+    # closing rule: ``_closed``, ``_pending``, ``_consumer``, ``_consumer_log``, ``_chain``).
     _prepare: Callable[..., None] = Consumer._prepare
     _with_headers: Callable[..., tuple[list[Message], bool]] = Consumer._with_headers
     _prepare_batch: Callable[..., tuple[list[Message], bool]] = Consumer._prepare_batch
+    _close: Callable[..., None] = Consumer._close
 
     def poll(self, timeout: float = -1) -> Messages:
         """The next batch (confluent's ``Messages``: records and error events); empty on
@@ -263,19 +265,7 @@ class ShareConsumer(ClientWrapper, client=confluent_kafka.ShareConsumer):
         failures kept from the last batch were never raised. Records acquired and never
         acknowledged go back to the group when their locks expire.
         """
-        if self._closed:
-            return
-        self._closed = True
-        held = list(self._pending)
-        self._pending.clear()
-        try:
-            self._consumer.close()
-        finally:
-            if self._log is not None:
-                self._log.flush()
-            self._chain.close()
-        if held:
-            raise held_failures(held)
+        self._close()
 
     def __repr__(self) -> str:
         n = len(self._chain.interceptors)

@@ -194,10 +194,11 @@ class Headers(list[Any]):  # Any: ``"key" in headers`` is a lookup by key, too
     naming the key for a value of another type.
     """
 
-    __slots__ = ("_consumed", "_read_only")
+    # ``__weakref__``: other layers may keep data beside a Headers object for as long as it
+    # lives (the client's consumed bytes, kheaders._client.consumed), never in it
+    __slots__ = ("__weakref__", "_read_only")
 
     _read_only: bool
-    _consumed: tuple[bytes | None, bytes | None]  # set by received_consumed only
 
     def __init__(self, items: HeaderTypes = None) -> None:
         self._read_only = False
@@ -671,28 +672,6 @@ def received_all(
             append(None)
             missing += 1
     return out, missing
-
-
-def received_consumed(
-    items: Iterable[tuple[str, bytes | None]], key: bytes | None, value: bytes | None
-) -> Headers:
-    """:func:`received` (always a new object, empty or not) that also holds the record's
-    consumed ``key`` and ``value``, for a record whose deserializers replace them.
-
-    A copy of the headers (``Headers(h)``, pickling) does not hold them.
-    """
-    h = _new_headers(Headers)
-    _list_extend(h, items)
-    if h and type(_list_getitem(h, 0)) is Header:  # never from librdkafka (plain tuples)
-        _uniform(h)
-    h._read_only = True
-    h._consumed = (key, value)
-    return h
-
-
-def consumed_of(headers: object) -> tuple[bytes | None, bytes | None] | None:
-    """The consumed key and value :func:`received_consumed` kept, else ``None``."""
-    return getattr(headers, "_consumed", None)
 
 
 def _restore(items: list[Header], read_only: bool) -> Headers:

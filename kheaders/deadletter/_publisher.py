@@ -7,7 +7,7 @@ followed by the ``kheaders.dlt.*`` headers (:mod:`kheaders.deadletter._own`);
 
 The record's key and value are republished as they were consumed, never re-serialized: a
 DeserializationError carries them, and a record a kheaders consumer deserialized keeps them
-(:func:`~kheaders._client.consumer.consumed_bytes`). ``key=`` / ``value=`` are for a record
+(:func:`~kheaders._client.consumed.consumed_bytes`). ``key=`` / ``value=`` are for a record
 that lost them: one decoded elsewhere, or whose headers were replaced with ``set_headers``.
 """
 
@@ -19,7 +19,7 @@ import confluent_kafka
 from confluent_kafka import KafkaError, Message
 
 from kheaders import _telemetry
-from kheaders._client.consumer import consumed_bytes
+from kheaders._client.consumed import consumed_bytes
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError
 from kheaders._model.headers import Headers, HeaderTypes, pairs_of

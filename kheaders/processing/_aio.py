@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Self
 
@@ -61,8 +62,13 @@ class AIOProcessor(ProcessorBase):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._consumer: AIOConsumer | None = None
         self._producer: AIOProducer | None = None
-        self._lanes: list[asyncio.Queue[s.Handle | None]] = []
-        """With ``concurrency`` above 1: a queue per worker; a record goes to its key's."""
+        self._lanes: list[deque[s.HandleEach | s.Handle]] = []
+        """With ``concurrency`` above 1: runs waiting per worker (a record goes to its key's),
+        and how many records each lane holds."""
+        self._queued: list[int] = []
+        self._fed = self._room = asyncio.Event()
+        """Set when records were added to the lanes (and when a worker emptied its lane: the
+        reader may go on)."""
         self._workers: list[asyncio.Task[None]] = []
         self._woken: asyncio.Event | None = None
         """Set on the loop by ``stop()``: in-place waits end at once."""
@@ -76,6 +82,7 @@ class AIOProcessor(ProcessorBase):
         if loop is not None and woken is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed: nothing waits on it
                 loop.call_soon_threadsafe(woken.set)
+                loop.call_soon_threadsafe(self._room.set)  # (the reader waiting for room)
 
     async def aclose(self, timeout: float | None = None) -> None:
         """:meth:`close` from a coroutine: the loop goes on (and a run on it finishes) while
@@ -111,8 +118,10 @@ class AIOProcessor(ProcessorBase):
         producer = self._producer = AIOProducer(self._producer_config)
         consumer = self._consumer = AIOConsumer(self._consumer_config)
         if self.concurrency > 1:
-            self._lanes = [asyncio.Queue(LANE_DEPTH) for _ in range(self.concurrency)]
-            self._workers = [asyncio.create_task(self._lane(q)) for q in self._lanes]
+            self._lanes = [deque() for _ in range(self.concurrency)]
+            self._queued = [0] * self.concurrency
+            self._fed, self._room = asyncio.Event(), asyncio.Event()
+            self._workers = [asyncio.create_task(self._lane(i)) for i in range(self.concurrency)]
         try:
             await consumer.subscribe(
                 self._core.all_topics(),
@@ -139,19 +148,16 @@ class AIOProcessor(ProcessorBase):
             if msgs:
                 await carry(engine.send(s.Polled(msgs, now)))
 
-    async def _carry(self, steps: list[s.Step]) -> None:
-        """Carry out the engine's steps, in order."""
+    async def _carry(self, steps: list[s.Step], lanes: bool = True) -> None:
+        """Carry out the engine's steps in order (records to the lanes, if any, when ``lanes``)."""
         for step in steps:
             match step:
+                case s.HandleEach() | s.Handle() if lanes and self._lanes:
+                    await self._to_lanes(step)
                 case s.HandleEach():
                     await self._each(step)
                 case s.Handle():
-                    if self._lanes:
-                        key = step.record.key()
-                        lane = hash(key) if key is not None else step.record.offset() or 0
-                        await self._lanes[lane % len(self._lanes)].put(step)
-                    else:
-                        await self._handle(step)
+                    await self._handle(step)
                 case s.Publish():
                     await self._publish(step)
                 case s.Commit():
@@ -172,25 +178,6 @@ class AIOProcessor(ProcessorBase):
                 case s.Stop():
                     self._stopped(step)
 
-    async def _each(self, step: s.HandleEach) -> None:
-        """The short way: the handler on each record; one report for the run."""
-        engine, handler, records = self._engine, step.handler, step.records
-        start = 0
-        for msg in records:
-            if engine.stopping:  # a stopped processor starts nothing: read again next run
-                records = records[: records.index(msg, start)]
-                break
-            try:
-                await handler(msg)
-            except Exception as exc:
-                i = records.index(msg, start)
-                if i > start:  # the records before it first
-                    engine.send(s.Handled(records[start:i]))
-                start = i + 1
-                await self._carry(engine.send(s.Failed(step.one(msg), exc, now_ms())))
-        if start < len(records):
-            engine.send(s.Handled(records[start:] if start else records))
-
     async def _handle(self, step: s.Handle) -> None:
         engine = self._engine
         if engine.stopping or (step.delay and await self._stopped_within(step.delay)):
@@ -206,28 +193,83 @@ class AIOProcessor(ProcessorBase):
             else:
                 await step.handler(msg)
         except Exception as exc:
-            await self._carry(engine.send(s.Failed(step, exc, now_ms())))
+            await self._carry(engine.send(s.Failed(step, exc, now_ms())), False)
         else:
             engine.send(s.Handled((msg,)))
 
-    async def _lane(self, queue: asyncio.Queue[s.Handle | None]) -> None:
-        """One of ``concurrency`` workers: records of the keys hashed to it, in order. Once
-        stopped it starts none: the records still queued stay in hand (never committed
-        past) and are taken off the queue so the reader never waits for room."""
-        while (step := await queue.get()) is not None:
+    async def _each(self, step: s.HandleEach) -> None:
+        """A run: the handler on each record in order; one report for the records handled."""
+        engine, handler, records = self._engine, step.handler, step.records
+        start = 0
+        for msg in records:
+            if engine.stopping:  # a stopped processor starts nothing: read again next run
+                records = records[: records.index(msg, start)]
+                break
             try:
-                await self._handle(step)
-            finally:
-                queue.task_done()
-        queue.task_done()
+                await handler(msg)
+            except Exception as exc:
+                i = records.index(msg, start)
+                if i > start:  # the records before it first
+                    engine.send(s.Handled(records[start:i]))
+                start = i + 1
+                await self._carry(engine.send(s.Failed(step.one(msg), exc, now_ms())), False)
+        if start < len(records):
+            engine.send(s.Handled(records[start:] if start else records))
+
+    async def _to_lanes(self, step: s.HandleEach | s.Handle) -> None:
+        """Each record to its key's lane (no key: by offset), a run per lane; then wait while
+        a lane holds more than LANE_DEPTH records."""
+        lanes, queued, n = self._lanes, self._queued, len(self._lanes)
+        if isinstance(step, s.Handle):
+            key = step.record.key()
+            i = (hash(key) if key is not None else step.record.offset() or 0) % n
+            lanes[i].append(step)
+            queued[i] += 1
+        else:
+            raws = step.raws
+            runs = [
+                s.HandleEach([], step.handler, step.attempt, [] if raws else None) for _ in lanes
+            ]
+            for j, msg in enumerate(step.records):
+                key = msg.key()
+                run = runs[(hash(key) if key is not None else msg.offset() or 0) % n]
+                run.records.append(msg)
+                if raws:
+                    run.raws.append(raws[j])  # type: ignore[union-attr]
+            for i, run in enumerate(runs):
+                if run.records:
+                    lanes[i].append(run)
+                    queued[i] += len(run.records)
+        self._fed.set()
+        room = self._room
+        while any(q > LANE_DEPTH for q in queued) and not self._engine.stopping:
+            room.clear()
+            await room.wait()
+
+    async def _lane(self, i: int) -> None:
+        """One of ``concurrency`` workers: the runs of the keys hashed to it, in order. Once
+        stopped it starts none: the runs left stay in hand (never committed past), dropped."""
+        lane, queued, fed, room = self._lanes[i], self._queued, self._fed, self._room
+        while self._lanes:  # (emptied at shutdown)
+            if lane and not self._engine.stopping:
+                step = lane.popleft()
+                if isinstance(step, s.HandleEach):
+                    await self._each(step)
+                else:
+                    await self._handle(step)
+                queued[i] -= len(step.records) if isinstance(step, s.HandleEach) else 1
+            else:
+                lane.clear()
+                queued[i] = 0
+                fed.clear()
+                await fed.wait()
+            room.set()
 
     async def _stopped_within(self, delay: float) -> bool:
         """Wait ``delay`` seconds unless ``stop()`` comes first; whether it came."""
-        woken = self._woken
-        if woken is None or self._stop.is_set():
-            return self._stop.is_set()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(woken.wait(), delay)
+        if self._woken is not None and not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._woken.wait(), delay)
         return self._stop.is_set()
 
     async def _publish(self, step: s.Publish) -> None:
@@ -282,11 +324,8 @@ class AIOProcessor(ProcessorBase):
 
     async def _shutdown(self, consumer: AIOConsumer, producer: AIOProducer) -> None:
         if self._workers:  # the records in hand are finished; the queued ones start no more
-            for queue in self._lanes:
-                while not queue.empty():
-                    queue.get_nowait()
-                    queue.task_done()
-                queue.put_nowait(None)
+            self._lanes = []  # (what is left in them stays in hand)
+            self._fed.set()
             _, late = await asyncio.wait(self._workers, timeout=self.shutdown_timeout)
             for worker in late:  # a handler past shutdown_timeout: its record stays open
                 worker.cancel()

@@ -15,14 +15,13 @@ from kheaders.deadletter import KHEADERS, DeadLetter, dead_letter_headers, sprin
 from kheaders.deadletter import spring as sh
 from kheaders.deadletter._write import Pairs
 from kheaders.processing._retry import RetryTopics, route_map
+from kheaders.processing._steps import DEAD_LETTER, RETRY
 
 HeadersFilter = Callable[[Headers], bool]
 """``filter=``: given a record's headers, True to handle it, False to skip (and commit) it."""
 
 MIN_LONGEST_WAIT = 60.0
 """Seconds: the least of the longest wait a retry record may ask (10x the longest delay)."""
-RETRY = "retry"
-DEAD_LETTER = "dead-letter"
 
 
 class Hop(NamedTuple):
@@ -84,13 +83,8 @@ class Core:
         further off (a peer's mistake, or an attacker's) would stall its partition."""
         self.partitions: dict[str, int] = {}
         """Partition counts of the topics republished to (learned at start)."""
-        self.plain = (
-            filter is None
-            and route_by is None
-            and key_de is None
-            and value_de is None
-            and (retry is None or not retry.in_place)
-        )
+        no_rules = all(r is None for r in (filter, route_by, key_de, value_de))
+        self.plain = no_rules and (retry is None or not retry.in_place)
         """True when a main-topic record needs nothing but one call of its handler."""
 
     def all_topics(self) -> list[str]:
@@ -147,23 +141,16 @@ class Core:
         nowhere (None: no dead-letter topic configured)."""
         topic = msg.topic() or ""
         main = self.main_of.get(topic, topic)
-        retry = self.retry
+        retry, dead_letter = self.retry, self.dead_letter
         next_attempt = attempt + 1
         if retry is not None and retry.retryable(error) and attempt < retry.max_attempts:
-            target = retry.retry_topic(main, next_attempt)
+            target, kind = retry.retry_topic(main, next_attempt), RETRY
             due = now + round(retry.delay_before(next_attempt) * 1000)
-            kind = RETRY
-        elif self.dead_letter is not None:
-            target = self.dead_letter.topic_for(main)
-            due = now
-            kind = DEAD_LETTER
+        elif dead_letter is not None:
+            target, kind, due = dead_letter.topic_for(main), DEAD_LETTER, now
         else:
             return None
-        if (
-            kind == DEAD_LETTER
-            and self.dead_letter is not None
-            and (self.dead_letter.contract == KHEADERS)
-        ):
+        if kind == DEAD_LETTER and dead_letter is not None and dead_letter.contract == KHEADERS:
             headers = dead_letter_headers(msg, error, group_id=self.group).to_list()
         else:
             headers = spring_headers(

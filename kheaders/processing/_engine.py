@@ -71,7 +71,7 @@ class Engine:
     """A processor's decisions; ``send(event)`` answers the steps to carry out, in order.
 
     ``commit_interval`` in seconds; ``concurrent``: the driver handles several records at
-    once (each Handle's record is then marked in hand until its outcome is reported);
+    once (each record to handle is then in hand until its outcome is reported);
     ``keep_timestamps``: publications keep the original's timestamp (else 0: stamped when
     sent).
     """
@@ -92,7 +92,7 @@ class Engine:
         self.concurrent = concurrent
         self.keep_timestamps = keep_timestamps
         self.stopping = False
-        """Once True, nothing more is started (a driver checks it before each Handle)."""
+        """Once True, nothing more is started (a driver checks it before each record)."""
         self.paused: dict[Partition, tuple[int, int]] = {}
         """Paused partitions: (due epoch ms, offset sought back to)."""
         self.read_ahead = False
@@ -114,46 +114,29 @@ class Engine:
 
     def wait(self, longest: float, now: int) -> float:
         """Seconds the next read may block: ``longest``, or less when something is due."""
-        soonest = min((due for due, _ in self.paused.values()), default=None)
-        if self._again:
-            again = min(e[0] for e in self._again)
-            soonest = again if soonest is None else min(soonest, again)
-        if soonest is None:
-            return longest
-        return max(0.0, min(longest, (soonest - now) / 1000))
+        dues = [due for due, _ in self.paused.values()] + [e[0] for e in self._again]
+        return max(0.0, min(longest, (min(dues) - now) / 1000)) if dues else longest
 
     def commit_point(self) -> list[TopicPartition]:
-        """The offsets (with metadata) that moved since the last ``Committed``, without
-        waiting for ``commit_interval``: what an exactly-once driver sends with its
-        transaction before committing it (then ``Committed`` with them)."""
+        """The offsets (with metadata) moved since the last ``Committed``, interval or not:
+        what an exactly-once driver sends with its transaction (then ``Committed``)."""
         return self.offsets.to_commit()
-
-    @property
-    def in_hand(self) -> int:
-        """Records started and not settled (publications awaited, concurrent handlers)."""
-        return self.offsets.open_count()
 
     # -- reading --------------------------------------------------------------------------
 
     def _polled(self, ev: Polled) -> list[Step]:
         if self.stopping or not ev.records:
             return _NO_STEPS
-        core = self.core
-        fast = (
-            core.plain
-            and not self.observer.refresh()
-            and not self.concurrent
-            and not self.offsets.restoring
-            and ev.attempts is None
-        )
+        core, offsets, concurrent = self.core, self.offsets, self.concurrent
+        observed = self.observer.refresh()
+        fast = core.plain and not observed and not offsets.restoring and ev.attempts is None
         retry_topics = core.retry_topics
-        if fast:  # the common case: the whole batch takes the short way
+        if fast and not concurrent:  # the common case: the whole batch takes the short way
             for msg in ev.records:
                 if msg.error() is not None or msg.topic() in retry_topics:
                     break
             else:
                 return [HandleEach(list(ev.records), core.handler)]  # type: ignore[arg-type]
-        paused = self.paused
         steps: list[Step] = []
         run: HandleEach | None = None
         for i, msg in enumerate(ev.records):
@@ -162,42 +145,47 @@ class Engine:
                 run = None
                 continue
             topic = msg.topic()
-            if fast and topic not in retry_topics:
+            if fast and topic not in retry_topics:  # the short way: nothing to decide
                 if run is None:
                     run = HandleEach([], core.handler)  # type: ignore[arg-type]
                     steps.append(run)
                 run.records.append(msg)
+                if concurrent:  # in hand until its worker reports it
+                    offsets.start((topic, msg.partition()), msg.offset())  # type: ignore[arg-type]
                 continue
             run = None
             tp = (topic, msg.partition())
-            if paused and tp in paused:
+            if self.paused and tp in self.paused:
                 continue  # read before its partition paused: read again once due
             if self.sought and tp in self.sought:
                 if msg.offset() > self.sought[tp]:  # type: ignore[operator]
                     continue  # read ahead before the seek: read again after it
                 del self.sought[tp]
             attempt = ev.attempts[i] if ev.attempts is not None else None
-            steps.extend(self._one(msg, attempt, ev.now))
+            self._one(msg, attempt, ev.now, steps)
         return steps
 
-    def _one(self, msg: Message, attempt: int | None, now: int) -> list[Step]:
-        """One record through every rule: done before, due time, filter, route, deserialize."""
+    def _one(self, msg: Message, attempt: int | None, now: int, steps: list[Step]) -> None:
+        """One record through every rule (done before, due time, filter, route,
+        deserialize); its steps added to ``steps`` (a record to handle joins the run there
+        when it can)."""
         core = self.core
         tp = (msg.topic() or "", msg.partition() or 0)
         offset = msg.offset() or 0
         offsets = self.offsets
         if tp in offsets.restoring and offsets.arrived(tp, offset):
-            return _NO_STEPS  # a previous run settled it (named in its commit's metadata)
+            return  # a previous run settled it (named in its commit's metadata)
         due = core.due_ms(msg, now)
         if due is not None:
             self.paused[tp] = (due, offset)
             if self.read_ahead:
                 self.sought[tp] = offset
             log.debug("processing.paused", topic=tp[0], partition=tp[1], offset=offset, due=due)
-            return [Pause(TopicPartition(tp[0], tp[1], offset), due)]
+            steps.append(Pause(TopicPartition(tp[0], tp[1], offset), due))
+            return
         if not core.accepts(msg):
             offsets.settled_now(tp, offset)
-            return _NO_STEPS
+            return
         if attempt is None:
             attempt = core.attempt(msg)
         raw = (msg.key(), msg.value())  # the consumed bytes, republished on failure
@@ -207,14 +195,26 @@ class Engine:
                 f"no handler for the record at {tp[0]}[{tp[1]}]@{offset}:"
                 f" {core.route_by!r} matches no route and there is no default"
             )
-            return self._failure(msg, raw, error, attempt, now)
+            steps.extend(self._failure(msg, raw, error, attempt, now))
+            return
         try:
             core.deserialize(msg)
         except DeserializationError as exc:
-            return self._failure(msg, raw, exc, attempt, now)
+            steps.extend(self._failure(msg, raw, exc, attempt, now))
+            return
         if self.concurrent:
             offsets.start(tp, offset)
-        return [Handle(msg, handler, attempt, raw)]
+        if self.observer.active:  # a span per record: the driver's Handle makes it
+            steps.append(Handle(msg, handler, attempt, raw))
+            return
+        run = steps[-1] if steps else None
+        if type(run) is not HandleEach or run.handler is not handler or run.attempt != attempt:
+            deserialized = core.key_de is not None or core.value_de is not None
+            run = HandleEach([], handler, attempt, [] if deserialized else None)
+            steps.append(run)
+        run.records.append(msg)
+        if run.raws is not None:
+            run.raws.append(raw)
 
     def _unreadable(self, ev: Unreadable) -> list[Step]:
         msg = getattr(ev.error, "message", None)
@@ -229,19 +229,13 @@ class Engine:
         assert err is not None
         code = err.code()
         if code == KafkaError._MAX_POLL_EXCEEDED:
-            return self._stop(
-                ProcessingError(
-                    "a handler ran longer than max.poll.interval.ms: the consumer left its"
-                    " group (raise max.poll.interval.ms, or make the handler faster)"
-                )
-            )
+            why = "a handler ran longer than max.poll.interval.ms: the consumer left its group"
+            hint = " (raise max.poll.interval.ms, or make the handler faster)"
+            return self._stop(ProcessingError(why + hint))
         setting = REFUSED_BY_BROKER.get(code)
         if setting is not None or err.fatal():
-            return self._stop(
-                ConfigurationError(
-                    f"{setting or 'config'}: the broker refused the consumer: {err.str()}"
-                )
-            )
+            why = f"{setting or 'config'}: the broker refused the consumer: {err.str()}"
+            return self._stop(ConfigurationError(why))
         if code != KafkaError._PARTITION_EOF:
             log.warning("processing.consumer_error", error=err.str())
         return _NO_STEPS
@@ -249,32 +243,25 @@ class Engine:
     # -- outcomes -------------------------------------------------------------------------
 
     def _handled(self, ev: Handled) -> list[Step]:
-        offsets = self.offsets
-        records = ev.records
-        if len(records) == 1:
-            msg = records[0]
-            tp = (msg.topic() or "", msg.partition() or 0)
-            if self.tries:
-                self.tries.pop(id(msg), None)
-            if self.concurrent:
-                offsets.settle(tp, msg.offset() or 0)
-            else:
-                offsets.settled_now(tp, msg.offset() or 0)
-            return _NO_STEPS
-        last: dict[Partition, int] = {(m.topic(), m.partition()): m.offset() for m in records}  # type: ignore[misc]
-        for tp, offset in last.items():
-            offsets.settled_now(tp, offset)
+        offsets, tries = self.offsets, self.tries
+        if self.concurrent or tries:  # one by one: in any order, or some retried in place
+            settle = offsets.settle if self.concurrent else offsets.settled_now
+            for msg in ev.records:
+                tries.pop(id(msg), None)
+                settle((msg.topic() or "", msg.partition() or 0), msg.offset() or 0)
+        else:  # in order: the last one of each partition
+            last = {(m.topic(), m.partition()): m.offset() for m in ev.records}
+            for tp, offset in last.items():
+                offsets.settled_now(tp, offset)  # type: ignore[arg-type]
         return _NO_STEPS
 
     def _failed(self, ev: Failed) -> list[Step]:
-        step, error = ev.step, ev.error
-        msg = step.record
-        retry = self.core.retry
+        step, error, msg, retry = ev.step, ev.error, ev.step.record, self.core.retry
         if self.stopping:  # stopped between attempts: neither settled nor republished
             self.tries.pop(id(msg), None)
             return _NO_STEPS
         if retry is not None and step.tries < retry.in_place and retry.retryable(error):
-            self.tries[id(msg)] = step.tries + 1
+            tries = self.tries[id(msg)] = step.tries + 1
             log.info(
                 "processing.retry_in_place",
                 topic=msg.topic(),
@@ -283,7 +270,6 @@ class Engine:
                 left=retry.in_place - step.tries,
                 error=describe_error(error),
             )
-            tries = step.tries + 1
             return [Handle(msg, step.handler, step.attempt, step.raw, retry.in_place_delay, tries)]
         self.tries.pop(id(msg), None)
         return self._failure(msg, step.raw, error, step.attempt, ev.now)
@@ -318,19 +304,12 @@ class Engine:
             failure.__cause__ = error
             return self._stop(failure)
         self.offsets.start((topic, partition), offset)
-        timestamp = 0
-        if self.keep_timestamps:
-            ts_type, ts = msg.timestamp()
-            timestamp = ts if ts_type else 0
-        key, value = raw
-        # fmt: off
-        return [Publish(msg, hop.topic, hop.partition, key, value, hop.headers, timestamp,
-                        hop.kind, attempt, error)]
-        # fmt: on
+        ts_type, ts = msg.timestamp() if self.keep_timestamps else (0, 0)
+        fields = (hop.topic, hop.partition, *raw, hop.headers, ts if ts_type else 0, hop.kind)
+        return [Publish(msg, *fields, attempt, error)]
 
     def _acknowledged(self, ev: Acknowledged) -> list[Step]:
-        pub = ev.step
-        msg = pub.record
+        pub, msg = ev.step, ev.step.record
         tp = (msg.topic() or "", msg.partition() or 0)
         offset = msg.offset() or 0
         if ev.error is None:
@@ -360,25 +339,20 @@ class Engine:
             self._last_commit = now
         elif now - self._last_commit >= self.commit_interval_ms:
             self._last_commit = now
-            offsets = self.offsets.to_commit()
-            if offsets:
+            if offsets := self.offsets.to_commit():
                 steps.append(Commit(offsets, sync=False))
         if self.stopping:
             return steps
-        if self.paused:
-            ready = [tp for tp, (due, _) in self.paused.items() if due <= now]
+        if ready := [tp for tp, (due, _) in self.paused.items() if due <= now]:
             for tp in ready:
                 del self.paused[tp]
-            if ready:
-                steps.append(Resume([TopicPartition(t, p) for t, p in ready]))
-        if self._again:
-            due = [e for e in self._again if e[0] <= now]
-            if due:
-                self._again = [e for e in self._again if e[0] > now]
-                for _, msg, raw, attempt in due:
-                    msg.set_key(raw[0])
-                    msg.set_value(raw[1])
-                    steps.extend(self._one(msg, attempt, now))
+            steps.append(Resume([TopicPartition(t, p) for t, p in ready]))
+        if due := [e for e in self._again if e[0] <= now]:
+            self._again = [e for e in self._again if e[0] > now]
+            for _, msg, raw, attempt in due:
+                msg.set_key(raw[0])
+                msg.set_value(raw[1])
+                self._one(msg, attempt, now, steps)
         return steps
 
     def _committed(self, ev: Committed) -> list[Step]:
@@ -409,10 +383,9 @@ class Engine:
         self._again = [e for e in self._again if (e[1].topic(), e[1].partition()) not in partitions]
 
     def _stoprequested(self, _ev: StopRequested) -> list[Step]:
-        self.stopping = True
-        return [Stop()]
+        return self._stop(None)
 
-    def _stop(self, error: BaseException) -> list[Step]:
+    def _stop(self, error: BaseException | None) -> list[Step]:
         self.stopping = True
         return [Stop(error)]
 
@@ -422,7 +395,6 @@ class Engine:
         if ev.unsent:  # their records stay uncommitted and are read again by the next run
             log.warning("processing.unpublished_at_stop", records=ev.unsent)
             steps.append(Purge())
-        offsets = self.offsets.to_commit()
-        if offsets:
+        if offsets := self.offsets.to_commit():
             steps.append(Commit(offsets, sync=True))
         return steps

@@ -10,16 +10,17 @@ How a driver uses them (the sync :class:`~kheaders.processing.Processor` is the 
   records whose publication failed handled again), then ``Polled(records, now)``; a read that
   raised DeserializationError (unreadable headers) is ``Unreadable(error, now)``. Poll no
   longer than ``engine.wait(longest, now)``.
-* each step, in order: ``HandleEach`` (call the handler on each record; report the run's
-  handled records with ``Handled``, and a failure with ``Failed`` for a ``Handle`` made by
-  :meth:`HandleEach.one`), ``Handle`` (wait ``delay`` seconds unless stopped, call the handler,
-  report ``Handled([record])`` or ``Failed(step, error, now)``: the engine answers with the
+* each step, in order: ``HandleEach`` (call the handler on each record; report handled
+  records with ``Handled``, in runs of any length (a concurrent driver's in any order), a
+  failure with ``Failed(step.one(record), error, now)``), ``Handle`` (a record traced on its
+  own, or an in-place retry: wait ``delay`` seconds unless stopped, call the handler, report
+  ``Handled([record])`` or ``Failed(step, error, now)``; a failure is answered with the
   next in-place attempt, a ``Publish``, or ``Stop``), ``Publish`` (produce it; its
   acknowledgement is ``Acknowledged(step, None | reason, now)``), ``Pause`` (pause the
   partition and seek it back to the offset), ``Resume``, ``Commit`` (commit the offsets; on
   success ``Committed(offsets)``), ``Purge`` (drop publications not sent yet), ``Stop``
   (stop reading; raise ``error`` once shut down when it is set).
-* nothing is started once ``engine.stopping`` is true (check it before each Handle).
+* nothing is started once ``engine.stopping`` is true (check it before each record).
 * rebalances: ``Assigned(committed)`` with the committed offsets of the new partitions;
   on revoke, wait for pending publications first, then ``Revoked(partitions)`` (answers the
   final ``Commit``); ``Lost(partitions)`` commits nothing.
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args
 
 from confluent_kafka import Message, TopicPartition
 
@@ -145,16 +146,11 @@ class Closing:
     now: int
 
 
-# fmt: off
-EVENTS = (
-    Polled, Unreadable, Handled, Failed, Acknowledged, Committed, Assigned, Revoked, Lost, Tick,
-    StopRequested, Closing,
-)
 Event = (
     Polled | Unreadable | Handled | Failed | Acknowledged | Committed | Assigned | Revoked | Lost
     | Tick | StopRequested | Closing
-)
-# fmt: on
+)  # fmt: skip
+EVENTS: tuple[type, ...] = get_args(Event)
 
 # -- steps (engine -> driver) ----------------------------------------------------------------
 
@@ -176,15 +172,20 @@ class Handle:
 
 @dataclass(slots=True)
 class HandleEach:
-    """Call ``handler`` on each record in order (the short way: main-topic records that need
-    nothing else, attempt 1, nothing deserialized)."""
+    """Call ``handler`` on each record in order: a run of records due now, each attempt
+    ``attempt``, no delay (the common case: no step per record). ``raws``: each record's
+    consumed key and value when the records hold deserialized ones."""
 
     records: list[Message]
     handler: Handler
+    attempt: int = 1
+    raws: list[tuple[object, object]] | None = None
 
     def one(self, record: Message) -> Handle:
         """The Handle a failure of ``record`` is reported with."""
-        return Handle(record, self.handler, 1, (record.key(), record.value()))
+        raws = self.raws
+        raw = raws[self.records.index(record)] if raws else (record.key(), record.value())
+        return Handle(record, self.handler, self.attempt, raw)
 
 
 @dataclass(slots=True)

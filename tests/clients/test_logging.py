@@ -562,3 +562,23 @@ def test_a_logger_given_to_the_client_gets_librdkafkas_lines_itself() -> None:
     assert producer_log(producer) is None
     assert any("Connection refused" in line for line in mine.lines)
     assert not [e for e in events(buf) if e["logger"] == "kheaders.librdkafka"]
+
+
+def test_the_share_consumer_preview_notice_is_logged_once_per_process(
+    captured: io.StringIO, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every ShareConsumer's librdkafka says it at creation: the first client logs it, the
+    others read it; any other warning is still logged by each client."""
+    monkeypatch.setattr(clientlog, "_said_once", set())
+    preview = 'The share consumer is in "Preview" and is not recommended for production use'
+    routers = [LibrdkafkaLog(), LibrdkafkaLog()]
+    for router in routers:
+        feed(router, logging.WARNING, "SHARECONSUMER", f"[thrd:app]: {preview}")
+        feed(router, logging.WARNING, "SHARECONSUMER", "Something else went wrong")
+    said = [(e["facility"], e["message"]) for e in events(captured)]
+    assert said == [
+        ("SHARECONSUMER", preview),
+        ("SHARECONSUMER", "Something else went wrong"),
+        ("SHARECONSUMER", "Something else went wrong"),
+    ]
+    assert [r.lines for r in routers] == [2, 2]

@@ -186,8 +186,9 @@ def test_a_filter_skips_and_commits_a_record_without_deserializing_it() -> None:
     engine = make(filter=lambda h: h.last_value("type") == b"keep", value_de=value_de)
     skipped = record(0, headers=[("type", b"drop")], value=b"skipped")
     kept = record(1, headers=[("type", b"keep")], value=b"kept")
-    step = only(engine.send(Polled([skipped, kept], T0)), Handle)
-    assert step.record is kept
+    run = only(engine.send(Polled([skipped, kept], T0)), HandleEach)
+    assert run.records == [kept]
+    step = run.one(kept)
     assert kept.value() == "kept"
     assert step.raw == (b"k", b"kept")
     assert seen == [b"kept"]
@@ -195,12 +196,24 @@ def test_a_filter_skips_and_commits_a_record_without_deserializing_it() -> None:
     assert commit_at(engine, T0 + 1000) == {("orders", 0): (2, None)}
 
 
+@pytest.mark.parametrize("rules", [{}, {"filter": lambda h: True}])
+def test_records_come_one_by_one_when_traced_else_in_one_run(rules: dict[str, Any]) -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+
+    msgs = [record(0), record(1)]
+    assert only(make(**rules).send(Polled(msgs, T0)), HandleEach).records == msgs
+    traced = make(**rules)
+    traced.observer = Observer("g", tracer_provider=TracerProvider())
+    steps = traced.send(Polled(msgs, T0))
+    assert [(type(s), s.record) for s in steps] == [(Handle, msgs[0]), (Handle, msgs[1])]
+
+
 def test_routes_pick_the_handler_by_the_last_header_value_else_the_default() -> None:
     engine = make(handlers={"b": other}, route_by="type")
     by_route = record(0, headers=[("type", b"a"), ("type", b"b")])
     default = record(1, headers=[("type", b"z")])
     steps = engine.send(Polled([by_route, default], T0))
-    assert [(s.record, s.handler) for s in steps] == [(by_route, other), (default, handler)]
+    assert [(s.records, s.handler) for s in steps] == [([by_route], other), ([default], handler)]
 
 
 def test_a_record_no_route_takes_goes_straight_to_the_dead_letter_topic() -> None:
@@ -254,13 +267,13 @@ def test_a_failure_goes_to_a_retry_topic_due_after_its_delay_then_to_the_dead_le
     assert sh.decode_timestamp(headers[sh.BACKOFF_TIMESTAMP]) == T0 + 1000
     assert first.timestamp == 0  # stamped when sent, as Spring's are
     second = retry_record(0, due=T0, attempt=2, topic="orders-retry-1000")
-    step = only(engine.send(Polled([second], T0 + 1000)), Handle)
+    step = handle(engine, second, T0 + 1000)
     assert step.attempt == 2
     again = only(engine.send(Failed(step, ValueError("x"), T0 + 1000)), Publish)
     assert again.topic == "orders-retry-5000"
     assert sh.decode_timestamp(dict(again.headers)[sh.BACKOFF_TIMESTAMP]) == T0 + 6000
     third = retry_record(0, due=T0, attempt=3, topic="orders-retry-5000")
-    step = only(engine.send(Polled([third], T0 + 6000)), Handle)
+    step = handle(engine, third, T0 + 6000)
     last = only(engine.send(Failed(step, ValueError("x"), T0 + 6000)), Publish)
     assert (last.topic, last.kind, last.attempt) == ("orders-dlt", DEAD_LETTER, 3)
 
@@ -299,6 +312,17 @@ def test_in_place_attempts_come_first_with_their_delay_then_the_retry_topic() ->
     assert id(msg) not in engine.tries
 
 
+@pytest.mark.parametrize("concurrent", [False, True])
+def test_a_record_handled_at_its_in_place_attempt_is_committed(concurrent: bool) -> None:
+    engine = make(concurrent=concurrent, retry=RetryTopics(delays=[1], in_place=1))
+    msg = record(0)
+    run = only(engine.send(Polled([msg], T0)), HandleEach)
+    again = only(engine.send(Failed(run.one(msg), ValueError("x"), T0)), Handle)
+    engine.send(Handled([again.record]))
+    assert not engine.tries
+    assert commit_at(engine, T0 + 1000) == {("orders", 0): (1, None)}
+
+
 def test_in_place_attempts_skip_not_retryable_errors_and_stop_when_stopped() -> None:
     engine = make(retry=RetryTopics(delays=[], in_place=3, not_retryable=(KeyError,)))
     msg = record(0)
@@ -330,9 +354,9 @@ def test_a_retry_record_not_yet_due_pauses_its_partition_and_seeks_back_to_it(
     if read_ahead:  # dropped: read again after the seek
         assert engine.send(Polled([ahead], T0 + 2000)) == []
     else:  # a consumer that never reads ahead past a seek: nothing is dropped
-        assert only(engine.send(Polled([ahead], T0 + 2000)), Handle).record is ahead
+        assert only(engine.send(Polled([ahead], T0 + 2000)), HandleEach).records == [ahead]
     steps = engine.send(Polled([retry_record(7, due=T0 + 2000), ahead], T0 + 2000))
-    assert [s.record.offset() for s in steps] == [7, 9]
+    assert [m.offset() for s in steps for m in s.records] == [7, 9]
 
 
 def test_a_due_time_far_off_is_cut_so_no_partition_stalls_for_good() -> None:
@@ -344,7 +368,7 @@ def test_a_due_time_far_off_is_cut_so_no_partition_stalls_for_good() -> None:
 def test_the_delivery_count_a_driver_passes_is_the_attempt() -> None:
     engine = make(retry=RetryTopics(delays=[1, 1]))
     msg = record(0)
-    step = only(engine.send(Polled([msg], T0, attempts=[3])), Handle)
+    step = only(engine.send(Polled([msg], T0, attempts=[3])), HandleEach).one(msg)
     assert step.attempt == 3
     assert only(engine.send(Failed(step, ValueError(), T0)), Publish).kind == DEAD_LETTER
 
@@ -352,15 +376,17 @@ def test_the_delivery_count_a_driver_passes_is_the_attempt() -> None:
 def test_a_failure_unpublished_is_handled_again_later_with_its_consumed_bytes() -> None:
     engine = make(value_de=lambda t, h, d: d.decode(), retry=RetryTopics(delays=[1]))
     msg = record(0, value=b"raw")
-    step = only(engine.send(Polled([msg], T0)), Handle)
+    step = handle(engine, msg)
+    assert msg.value() == "raw"  # deserialized; its failure republishes the consumed bytes
     pub = only(engine.send(Failed(step, ValueError(), T0)), Publish)
+    assert pub.value == b"raw"
     engine.send(Acknowledged(pub, "broker down", T0))
     assert commit_at(engine, T0 + 999) == {}  # never committed meanwhile
     assert engine.wait(5.0, T0) == pytest.approx(AGAIN_AFTER_MS / 1000)
-    again = only(engine.send(Tick(T0 + AGAIN_AFTER_MS)), Handle)
-    assert again.record is msg
+    again = only(engine.send(Tick(T0 + AGAIN_AFTER_MS)), HandleEach)
+    assert again.records == [msg]
     assert msg.value() == "raw"
-    assert again.raw == (b"k", b"raw")
+    assert again.one(msg).raw == (b"k", b"raw")
     engine.send(Handled([msg]))
     assert commit_at(engine, T0 + 3000) == {("orders", 0): (1, None)}
 
@@ -425,7 +451,7 @@ def test_records_a_previous_run_settled_are_skipped_after_an_assignment() -> Non
     metadata = encode_done(5, [5], 8)  # 6 and 7 settled by the previous run
     engine.send(Assigned([TopicPartition("orders", 0, 5, metadata=metadata)]))
     steps = engine.send(Polled([record(i) for i in range(5, 9)], T0))
-    assert [s.record.offset() for s in steps] == [5, 8]
+    assert [m.offset() for s in steps for m in s.records] == [5, 8]
 
 
 def test_a_stop_purges_unsent_publications_and_commits_what_was_settled() -> None:
@@ -444,10 +470,9 @@ def test_a_stop_purges_unsent_publications_and_commits_what_was_settled() -> Non
 def test_concurrent_records_settled_out_of_order_hold_the_commit_at_the_oldest() -> None:
     engine = make(concurrent=True)
     msgs = [record(i, key=bytes([i])) for i in range(3)]
-    steps = engine.send(Polled(msgs, T0))
-    assert [type(s) for s in steps] == [Handle] * 3  # one each: they finish in any order
-    engine.send(Handled([msgs[2]]))
-    engine.send(Handled([msgs[1]]))
+    run = only(engine.send(Polled(msgs, T0)), HandleEach)  # one run; in hand until reported
+    assert run.records == msgs
+    engine.send(Handled([msgs[2], msgs[1]]))  # a worker's run, out of the read order
     assert commit_at(engine, T0 + 1000) == {("orders", 0): (0, encode_done(0, [0], 3))}
     engine.send(Handled([msgs[0]]))
     assert commit_at(engine, T0 + 2000) == {("orders", 0): (3, None)}

@@ -14,11 +14,12 @@ from structlog.testing import capture_logs
 from kheaders import Consumer, JsonDeserializer, ProcessingError, Producer
 from kheaders.deadletter import DeadLetter, DeadLetterPublisher
 from kheaders.processing import RetryTopics
-from tests.processing.helpers import Running, config, make, produce, read_all, wait_for
+from tests.processing.helpers import ALL, Running, config, make, produce, read_all, wait_for
 
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.parametrize("driver", ALL)  # (async-4: the bytes travel with a lane's run)
 def test_a_decoded_record_that_fails_is_retried_with_its_consumed_bytes(
     bootstrap: str, topic_factory: Callable[..., str], driver: str
 ) -> None:
