@@ -82,3 +82,45 @@ def test_a_forgotten_partition_drops_its_lanes() -> None:
     offsets.forget({TP})
     assert offsets.to_commit() == []
     assert offsets.open_count() == 0
+
+
+def point(offsets: Offsets) -> tuple[int, str | None]:
+    """The one commit point ``offsets`` hands out for TP now."""
+    (tp,) = offsets.to_commit()
+    return tp.offset, tp.metadata
+
+
+def test_records_settled_in_order_commit_past_the_last_with_no_metadata() -> None:
+    offsets = Offsets()
+    for offset in range(5):
+        offsets.settled_now(TP, offset)
+    assert point(offsets) == (5, None)
+    assert offsets.open_count() == 0
+
+
+def test_a_record_started_among_in_order_ones_holds_the_point_then_lets_it_go() -> None:
+    offsets = Offsets()
+    offsets.settled_now(TP, 0)
+    offsets.settled_now(TP, 1)
+    offsets.start(TP, 2)  # out of order from here: its outcome comes later
+    offsets.settled_now(TP, 3)
+    offsets.settled_now(TP, 4)
+    assert point(offsets) == (2, "kheaders.done/1:1+2")  # never past the record in hand
+    offsets.settle(TP, 2)
+    assert point(offsets) == (5, None)
+    offsets.settled_now(TP, 5)  # in order again
+    assert point(offsets) == (6, None)
+    assert offsets.open_count() == 0
+
+
+def test_records_started_then_settled_newest_first_commit_only_below_the_oldest_open() -> None:
+    offsets = Offsets()
+    for offset in range(3):
+        offsets.start(TP, offset)
+    offsets.settle(TP, 2)
+    offsets.settle(TP, 0)
+    assert point(offsets) == (1, "kheaders.done/1:1+1")
+    offsets.settle(TP, 1)
+    assert point(offsets) == (3, None)
+    offsets.settled_now(TP, 3)
+    assert point(offsets) == (4, None)
