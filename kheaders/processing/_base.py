@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import Message, TopicPartition
 
+from kheaders._client.producer import Producer
 from kheaders._errors import ConfigurationError
 from kheaders._runner import Runner
 from kheaders.deadletter import DeadLetter
@@ -20,7 +21,7 @@ from kheaders.processing._observe import Observer
 from kheaders.processing._retry import RetryTopics
 from kheaders.processing._setup import consumer_parts, prepare_topics
 from kheaders.processing._setup import producer_config as _producer_config_for
-from kheaders.processing._steps import Partition, Stop
+from kheaders.processing._steps import Handle, Partition, Publish, Stop
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -176,3 +177,28 @@ def now_ms() -> int:
 def partitions_of(tps: Sequence[TopicPartition]) -> set[Partition]:
     """``(topic, partition)`` of each."""
     return {(tp.topic, tp.partition) for tp in tps}
+
+
+def call_handler(observer: Observer, step: Handle) -> None:
+    """``step``'s handler on its record (in a span when the observer is on)."""
+    msg = step.record
+    if observer.active:
+        topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset()
+        headers: Any = msg.headers()
+        with observer.processing(topic, partition, offset or 0, step.attempt, headers):
+            step.handler(msg)
+    else:
+        step.handler(msg)
+
+
+def produce(producer: Producer, step: Publish, report: Callable[..., None]) -> None:
+    """``step``'s record to ``producer``, delivery reported to ``report``."""
+    producer.produce(
+        step.topic,
+        value=step.value,
+        key=step.key,
+        partition=step.partition,
+        timestamp=step.timestamp,
+        headers=step.headers,
+        on_delivery=report,
+    )

@@ -42,7 +42,6 @@ from kheaders.processing._base import (
     partitions_of,
 )
 from kheaders.processing._core import HeadersFilter
-from kheaders.processing._delivery import RUNNING
 from kheaders.processing._exactly_once_setup import check_in_place_fits, checked_configs
 from kheaders.processing._observe import log
 from kheaders.processing._outputs import Output, Outputs
@@ -178,17 +177,7 @@ class ExactlyOnceProcessor(Processor):
             try:
                 txn.init()
                 consumer = self._consumer = Consumer(self._consumer_config)
-                consumer.subscribe(
-                    self._core.all_topics(),
-                    on_assign=self._on_assign,
-                    on_revoke=self._on_revoke,
-                    on_lost=self._on_lost,
-                )
-                running = RUNNING.set(self)
-                try:
-                    self._batches(consumer, txn)
-                finally:
-                    RUNNING.reset(running)
+                self._serve(consumer, lambda: self._batches(consumer, txn))
             finally:
                 self._close(consumer, txn)
             if self._error is not None:

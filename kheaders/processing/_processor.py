@@ -3,6 +3,7 @@ at-least-once commits, on kheaders' Consumer and Producer."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
@@ -14,8 +15,10 @@ from kheaders.processing import _steps as s
 from kheaders.processing._base import (
     COMMITTED_TIMEOUT,
     ProcessorBase,
+    call_handler,
     now_ms,
     partitions_of,
+    produce,
 )
 from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
@@ -68,21 +71,25 @@ class Processor(ProcessorBase):
             producer = self._producer = Producer(self._producer_config)
             consumer = self._consumer = Consumer(self._consumer_config)
             try:
-                consumer.subscribe(
-                    self._core.all_topics(),
-                    on_assign=self._on_assign,
-                    on_revoke=self._on_revoke,
-                    on_lost=self._on_lost,
-                )
-                running = RUNNING.set(self)
-                try:
-                    self._loop(consumer, producer)
-                finally:
-                    RUNNING.reset(running)
+                self._serve(consumer, lambda: self._loop(consumer, producer))
             finally:
                 self._shutdown(consumer, producer)
             if self._error is not None:
                 raise self._error
+
+    def _serve(self, consumer: Consumer, loop: Callable[[], None]) -> None:
+        """Subscribe ``consumer`` with the rebalance callbacks, then ``loop()`` as RUNNING."""
+        consumer.subscribe(
+            self._core.all_topics(),
+            on_assign=self._on_assign,
+            on_revoke=self._on_revoke,
+            on_lost=self._on_lost,
+        )
+        running = RUNNING.set(self)
+        try:
+            loop()
+        finally:
+            RUNNING.reset(running)
 
     def _loop(self, consumer: Consumer, producer: Producer) -> None:
         engine, carry = self._engine, self._carry
@@ -148,15 +155,8 @@ class Processor(ProcessorBase):
         if engine.stopping or (step.delay and self._stop.wait(step.delay)):
             return  # stopped (between in-place attempts): left for the next run
         msg = step.record
-        observer = self._observer
         try:
-            if observer.active:
-                topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset()
-                headers: Any = msg.headers()
-                with observer.processing(topic, partition, offset or 0, step.attempt, headers):
-                    step.handler(msg)
-            else:
-                step.handler(msg)
+            call_handler(self._observer, step)
         except Exception as exc:
             self._carry(engine.send(s.Failed(step, exc, now_ms())))
         else:
@@ -173,15 +173,7 @@ class Processor(ProcessorBase):
 
         while True:
             try:
-                producer.produce(
-                    step.topic,
-                    value=step.value,
-                    key=step.key,
-                    partition=step.partition,
-                    timestamp=step.timestamp,
-                    headers=step.headers,
-                    on_delivery=report,
-                )
+                produce(producer, step, report)
                 return
             except BufferError:  # the queue is full: serve reports, then try again
                 producer.poll(0.1)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from kheaders._errors import ConfigurationError
 from kheaders.processing._retry import RetryTopics
-from kheaders.processing._validate import kind_of, number
+from kheaders.processing._validate import exception_types, number
 
 LOCK_DURATION = "share.record.lock.duration.ms"
 DELIVERY_LIMIT = "share.delivery.count.limit"
@@ -46,17 +46,8 @@ class Redelivery:
         if self.attempts is not None:
             number("Redelivery: attempts", self.attempts, integer=True)
         number("Redelivery: delay (seconds)", self.delay, zero=True)
-        kinds = self.not_retryable
-        if isinstance(kinds, type):
-            kinds = (kinds,)
-        if not isinstance(kinds, list | tuple) or not all(
-            isinstance(k, type) and issubclass(k, BaseException) for k in kinds
-        ):
-            raise ConfigurationError(
-                "Redelivery: not_retryable: expected a tuple of exception types, got"
-                f" {kind_of(self.not_retryable)}"
-            )
-        object.__setattr__(self, "not_retryable", tuple(kinds))
+        kinds = exception_types("Redelivery: not_retryable", self.not_retryable)
+        object.__setattr__(self, "not_retryable", kinds)
 
     def last_attempt(self, group: Mapping[str, str]) -> int:
         """The delivery that is the last try, for a group with settings ``group``.

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError
-from kheaders.processing._validate import flag, kind_of, number
+from kheaders.processing._validate import exception_types, flag, kind_of, number
 
 DEFAULT_MAX_DELAY = 900.0
 """Seconds: the longest delay RetryTopics takes unless ``max_delay`` is raised (a delay
@@ -71,18 +71,9 @@ class RetryTopics:
                 f" {kind_of(self.retry_suffix)}"
             )
         flag("RetryTopics: create_topics", self.create_topics)
-        kinds = self.not_retryable
-        if isinstance(kinds, type):
-            kinds = (kinds,)
-        if not isinstance(kinds, list | tuple) or not all(
-            isinstance(k, type) and issubclass(k, BaseException) for k in kinds
-        ):
-            raise ConfigurationError(
-                "RetryTopics: not_retryable: expected a tuple of exception types, got"
-                f" {kind_of(self.not_retryable)}"
-            )
+        kinds = exception_types("RetryTopics: not_retryable", self.not_retryable)
         object.__setattr__(self, "delays", delays)
-        object.__setattr__(self, "not_retryable", tuple(kinds))
+        object.__setattr__(self, "not_retryable", kinds)
         single = len(set(delays)) == 1
         names = tuple(
             self.retry_suffix if single else f"{self.retry_suffix}-{round(d * 1000)}"

@@ -38,7 +38,11 @@ from kheaders.deadletter import DeadLetter
 from kheaders.deadletter._config import dead_letter_option
 from kheaders.processing import _observe
 from kheaders.processing import _validate as _v
-from kheaders.processing._base import now_ms
+from kheaders.processing._base import (
+    call_handler,
+    now_ms,
+    produce,
+)
 from kheaders.processing._core import Core, HeadersFilter
 from kheaders.processing._engine import Engine
 from kheaders.processing._observe import Observer, log
@@ -319,15 +323,8 @@ class ShareProcessor(Runner):
         if engine.stopping or (step.delay and self._stop.wait(step.delay)):
             self._batch.fate[id(msg)] = RELEASE  # not started: delivered again
             return
-        observer = self._observer
         try:
-            if observer.active:
-                topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset()
-                headers: Any = msg.headers()
-                with observer.processing(topic, partition, offset or 0, step.attempt, headers):
-                    step.handler(msg)
-            else:
-                step.handler(msg)
+            call_handler(self._observer, step)
         except Exception as exc:
             self._carry(engine.send(Failed(step, exc, now_ms())))
         else:
@@ -349,15 +346,7 @@ class ShareProcessor(Runner):
             outcome.append(None if err is None else err.str())
 
         try:
-            producer.produce(
-                step.topic,
-                value=step.value,
-                key=step.key,
-                partition=step.partition,
-                timestamp=step.timestamp,
-                headers=step.headers,
-                on_delivery=report,
-            )
+            produce(producer, step, report)
         except Exception as exc:  # refused before sending (a header limit, a size)
             outcome.append(f"{type(exc).__name__}: {exc}")
 

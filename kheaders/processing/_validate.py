@@ -60,6 +60,19 @@ def flag(name: str, value: object) -> None:
         raise ConfigurationError(f"{name}: expected True or False, got {kind_of(value)}")
 
 
+def exception_types(name: str, value: object) -> tuple[type[BaseException], ...]:
+    """``value`` as a tuple of exception types (one type stands alone). Raises
+    ConfigurationError naming ``name`` for anything else."""
+    kinds = (value,) if isinstance(value, type) else value
+    if not isinstance(kinds, list | tuple) or not all(
+        isinstance(k, type) and issubclass(k, BaseException) for k in kinds
+    ):
+        raise ConfigurationError(
+            f"{name}: expected a tuple of exception types, got {kind_of(value)}"
+        )
+    return tuple(kinds)
+
+
 def callable_or_none(name: str, value: object) -> None:
     """Raise ConfigurationError unless ``value`` is callable (or None)."""
     if value is not None and not callable(value):
