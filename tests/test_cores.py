@@ -294,6 +294,7 @@ def test_without_a_c_compiler_the_build_gives_one_line_and_no_extension(tmp_path
     assert not list(tmp_path.rglob("*.so"))
     assert not (tmp_path / "kheaders" / MANIFEST).exists()
 
+
 def test_each_core_runs_its_own_twin(core: Core) -> None:
     speedups = core.module("kheaders._speedups")
     twin = "kheaders._model._traceparent_" + ("c" if core.compiled else "py")
