@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Self
+from typing import Self, Unpack
 
 from confluent_kafka import KafkaException, Message, TopicPartition
 
@@ -19,10 +19,12 @@ from kheaders.processing._base import (
     COMMITTED_TIMEOUT,
     ProcessorBase,
     now_ms,
+    observed,
     partitions_of,
 )
 from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
+from kheaders.processing._options import ProcessorOptions
 from kheaders.processing._validate import number
 
 AsyncHandler = Callable[[Message], Awaitable[object]]
@@ -52,10 +54,10 @@ class AIOProcessor(ProcessorBase):
         handler: AsyncHandler | None = None,
         *,
         concurrency: int = 1,
-        **options: Any,
+        **options: Unpack[ProcessorOptions],
     ) -> None:
         number("concurrency", concurrency, integer=True)
-        super().__init__(config, topics, handler, **options)
+        super().__init__(config, topics, handler, options)
         self.concurrency = concurrency
         self._engine.concurrent = concurrency > 1
         self._engine.read_ahead = True  # AIOConsumer reads ahead (see Pause below)
@@ -183,14 +185,8 @@ class AIOProcessor(ProcessorBase):
         if engine.stopping or (step.delay and await self._stopped_within(step.delay)):
             return  # stopped (between in-place attempts): left for the next run
         msg = step.record
-        observer = self._observer
         try:
-            if observer.active:
-                topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset()
-                headers: Any = msg.headers()
-                with observer.processing(topic, partition, offset or 0, step.attempt, headers):
-                    await step.handler(msg)
-            else:
+            with observed(self._observer, step):
                 await step.handler(msg)
         except Exception as exc:
             await self._carry(engine.send(s.Failed(step, exc, now_ms())), False)

@@ -3,141 +3,102 @@ stopping and signals."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from contextlib import AbstractContextManager
+from typing import Any, ClassVar
 
 from confluent_kafka import Message, TopicPartition
 
 from kheaders._client.producer import Producer
-from kheaders._errors import ConfigurationError
 from kheaders._runner import Runner
-from kheaders.deadletter import DeadLetter
-from kheaders.deadletter._config import dead_letter_option
+from kheaders.deadletter._topics import ensure_topics
+from kheaders.processing import _options
 from kheaders.processing import _validate as _v
-from kheaders.processing._core import Core, HeadersFilter
+from kheaders.processing._core import Core
 from kheaders.processing._engine import Engine
 from kheaders.processing._observe import Observer
-from kheaders.processing._retry import RetryTopics
-from kheaders.processing._setup import consumer_parts, prepare_topics
-from kheaders.processing._setup import producer_config as _producer_config_for
+from kheaders.processing._setup import consumer_parts, producer_config
 from kheaders.processing._steps import Handle, Partition, Publish, Stop
-
-if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
 
 Handler = Callable[[Message], Any]
 COMMITTED_TIMEOUT = 10.0
 """Seconds to wait for the committed offsets of newly assigned partitions."""
-
-
-def _retry_option(retry: object) -> RetryTopics | None:
-    """``retry=`` checked: a RetryTopics or None."""
-    if retry is None or isinstance(retry, RetryTopics):
-        return retry
-    hint = ""
-    if isinstance(retry, list | tuple):
-        hint = f": write retry=RetryTopics(delays={list(retry)!r})"
-    raise ConfigurationError(
-        f"retry: expected RetryTopics(...) or None, got {_v.kind_of(retry)}{hint}"
-    )
-
-
-def _check_in_place(retry: RetryTopics | None, config: Mapping[str, object]) -> None:
-    """Raise ConfigurationError when in-place attempts could outlast
-    ``max.poll.interval.ms`` (they run on the polling thread)."""
-    if retry is None or not retry.in_place:
-        return
-    try:
-        limit = float(str(config.get("max.poll.interval.ms", 300_000))) / 1000
-    except ValueError:
-        return  # librdkafka names the bad value itself
-    if retry.in_place * retry.in_place_delay >= limit / 2:
-        raise ConfigurationError(
-            f"RetryTopics: in_place={retry.in_place} x in_place_delay={retry.in_place_delay} s"
-            f" must stay well below max.poll.interval.ms ({limit:g} s): use retry topics"
-        )
+NEVER = 1e9
+"""The commit interval (seconds) of a driver that does not commit on a timer."""
+MAX_POLL_INTERVAL_MS = 300_000
+"""librdkafka's ``max.poll.interval.ms`` when the config leaves it out."""
 
 
 class ProcessorBase(Runner):
-    """The options and state of a processor (see :class:`kheaders.processing.Processor`)."""
+    """The options and state of a processor (see :class:`kheaders.processing.Processor`):
+    the options ``OPTIONS`` names, checked (:mod:`._options`), and the engine built from them."""
+
+    OPTIONS: ClassVar[Mapping[str, object]] = _options.PROCESSOR
 
     def __init__(
         self,
         config: Mapping[str, object],
         topics: Sequence[str],
-        handler: Handler | None = None,
-        *,
-        retry: RetryTopics | None = None,
-        dead_letter: DeadLetter | str | bool | None = None,
-        filter: HeadersFilter | None = None,
-        route_by: str | None = None,
-        handlers: Mapping[str | bytes, Handler] | None = None,
-        producer_config: Mapping[str, object] | None = None,
-        commit_interval: float = 1.0,
-        poll_timeout: float = 0.5,
-        batch_size: int = 500,
-        shutdown_timeout: float = 10.0,
-        handle_signals: bool = True,
-        keep_timestamps: bool = False,
-        tracer_provider: TracerProvider | None = None,
-        meter_provider: MeterProvider | None = None,
+        handler: Handler | None,
+        options: Mapping[str, object],
     ) -> None:
         _v.mapping("config", config)
         _v.topics_list(topics)
         _v.callable_or_none("handler", handler)
-        _v.callable_or_none("filter", filter)
-        _v.routes(route_by, handlers)
-        retry = _retry_option(retry)
-        dead_letter = dead_letter_option(dead_letter)
-        _v.mapping("producer_config", producer_config, optional=True)
-        for name, value in (
-            ("commit_interval", commit_interval),
-            ("poll_timeout", poll_timeout),
-            ("shutdown_timeout", shutdown_timeout),
-        ):
-            _v.number(name, value)
-        _v.number("batch_size", batch_size, integer=True)
-        _v.flag("handle_signals", handle_signals)
-        _v.flag("keep_timestamps", keep_timestamps)
-        _v.provider("tracer_provider", tracer_provider, "get_tracer")
-        _v.provider("meter_provider", meter_provider, "get_meter")
-        consumer_config, key_de, value_de = consumer_parts(config)
-        _v.consumer_settings(consumer_config)
-        _check_in_place(retry, consumer_config)
-        group = str(consumer_config["group.id"])
-        self._core = Core(
-            topics,
-            handler,
-            handlers=handlers,
-            route_by=route_by,
-            filter=filter,
-            retry=retry,
-            dead_letter=dead_letter,
-            key_de=key_de,
-            value_de=value_de,
-            group=group,
-        )
+        opts = _options.checked(type(self).__name__, options, self.OPTIONS)
+        consumer_config, key_de, value_de = self._consumer_parts(config)
+        self._group = str(consumer_config["group.id"])
+        self._rules: dict[str, Any] = {
+            "topics": list(topics),
+            "handler": handler,
+            "handlers": opts["handlers"],
+            "route_by": opts["route_by"],
+            "filter": opts["filter"],
+            "dead_letter": opts["dead_letter"],
+            "key_de": key_de,
+            "value_de": value_de,
+            "group": self._group,
+        }
+        self._core = self._make_core(opts, config)
         self._config = dict(config)
         self._consumer_config = consumer_config
-        self._producer_config = _producer_config_for(config, producer_config)
+        self._producer_config = producer_config(config, opts["producer_config"])
         _v.producer_settings(self._producer_config)
-        self._observer = Observer(group, tracer_provider, meter_provider)
-        self._engine = Engine(
-            self._core,
-            self._observer,
-            commit_interval=commit_interval,
-            keep_timestamps=keep_timestamps,
-        )
-        Runner.__init__(self, handle_signals=handle_signals)
+        self._observer = Observer(self._group, opts["tracer_provider"], opts["meter_provider"])
+        self.commit_interval: float = opts.get("commit_interval", NEVER)
+        self.poll_timeout: float = opts["poll_timeout"]
+        self.batch_size: int = opts.get("batch_size", 1)
+        self.shutdown_timeout: float = opts["shutdown_timeout"]
+        self.keep_timestamps: bool = opts["keep_timestamps"]
+        self._engine = self._make_engine()
+        Runner.__init__(self, handle_signals=opts["handle_signals"])
         self._error: BaseException | None = None
         """What stops ``run()`` with an error (raised once shut down)."""
-        self.commit_interval = commit_interval
-        self.poll_timeout = poll_timeout
-        self.batch_size = batch_size
-        self.shutdown_timeout = shutdown_timeout
-        self.keep_timestamps = keep_timestamps
+
+    def _consumer_parts(
+        self, config: Mapping[str, object]
+    ) -> tuple[dict[str, object], Callable[..., object] | None, Callable[..., object] | None]:
+        """The consumer's config, checked, and the deserializers (see :func:`consumer_parts`)."""
+        parts = consumer_parts(config)
+        _v.consumer_settings(parts[0])
+        return parts
+
+    def _make_core(self, opts: Mapping[str, Any], config: Mapping[str, object]) -> Core:
+        """The rules, with the retry option (in-place attempts run on the polling thread)."""
+        retry = opts["retry"]
+        if retry is not None:
+            retry.check_in_place(config, "max.poll.interval.ms", MAX_POLL_INTERVAL_MS)
+        return Core(retry=retry, **self._rules)
+
+    def _make_engine(self) -> Engine:
+        return Engine(
+            self._core,
+            self._observer,
+            commit_interval=self.commit_interval,
+            keep_timestamps=self.keep_timestamps,
+        )
 
     def stop(self) -> None:
         """Ask ``run()`` to finish the record in hand, commit and return (any thread)."""
@@ -164,7 +125,7 @@ class ProcessorBase(Runner):
         core = self._core
         mains = [t for t, main in core.main_of.items() if t == main]
         create = core.retry is None or core.retry.create_topics
-        core.partitions = prepare_topics(
+        core.partitions = ensure_topics(
             self._config, {m: core.targets(m) for m in mains}, create=create
         )
 
@@ -179,16 +140,17 @@ def partitions_of(tps: Sequence[TopicPartition]) -> set[Partition]:
     return {(tp.topic, tp.partition) for tp in tps}
 
 
-def call_handler(observer: Observer, step: Handle) -> None:
-    """``step``'s handler on its record (in a span when the observer is on)."""
-    msg = step.record
-    if observer.active:
-        topic, partition, offset = msg.topic() or "", msg.partition() or 0, msg.offset()
-        headers: Any = msg.headers()
-        with observer.processing(topic, partition, offset or 0, step.attempt, headers):
-            step.handler(msg)
-    else:
-        step.handler(msg)
+_UNOBSERVED = contextlib.nullcontext()
+
+
+def observed(observer: Observer, step: Handle) -> AbstractContextManager[None]:
+    """What ``step``'s handler call runs in: a span and its duration when the observer is
+    on, else nothing."""
+    if not observer.active:
+        return _UNOBSERVED
+    msg, headers = step.record, step.record.headers()
+    where = (msg.topic() or "", msg.partition() or 0, msg.offset() or 0)
+    return observer.processing(*where, step.attempt, headers)  # type: ignore[arg-type]
 
 
 def produce(producer: Producer, step: Publish, report: Callable[..., None]) -> None:

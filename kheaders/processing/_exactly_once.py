@@ -26,27 +26,28 @@ and every partition sought back, so the batch is read and handled again.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Unpack
 
 from confluent_kafka import KafkaException, Message, TopicPartition
 
 from kheaders._client.consumer import Consumer
 from kheaders._client.producer import Producer
 from kheaders._errors import DeserializationError, ProcessingError
-from kheaders.deadletter import DeadLetter
 from kheaders.deadletter._exceptions import describe_error
+from kheaders.processing import _options
 from kheaders.processing._base import (
     COMMITTED_TIMEOUT,
     Handler,
+    ProcessorBase,
     now_ms,
     partitions_of,
 )
-from kheaders.processing._core import HeadersFilter
-from kheaders.processing._exactly_once_setup import check_in_place_fits, checked_configs
+from kheaders.processing._core import Core
+from kheaders.processing._exactly_once_setup import DEFAULT_TXN_TIMEOUT_MS, checked_configs
 from kheaders.processing._observe import log
+from kheaders.processing._options import GroupOptions
 from kheaders.processing._outputs import Output, Outputs
 from kheaders.processing._processor import Processor
-from kheaders.processing._retry import RetryTopics
 from kheaders.processing._steps import (
     Acknowledged,
     Assigned,
@@ -62,18 +63,12 @@ from kheaders.processing._steps import (
 )
 from kheaders.processing._transactions import Transactions
 
-if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
-
 MAX_ABORTS = 3
 """Transactions aborted in a row (each batch handled again from its committed offsets)
 before ``run()`` gives up with ProcessingError: an error that outlives three tries (a record
 the broker refuses, a topic this client may not write) does not go away by itself."""
 ABORT_PAUSE = 0.5
 """Seconds waited after the n-th abort in a row, times n, before the batch is read again."""
-NEVER = 1e9
-"""The engine's commit interval here (seconds): its timer never fires; batches commit."""
 
 
 class ExactlyOnceProcessor(Processor):
@@ -102,6 +97,8 @@ class ExactlyOnceProcessor(Processor):
     everything the Processor refuses.
     """
 
+    OPTIONS = _options.GROUP
+
     def __init__(
         self,
         config: Mapping[str, object],
@@ -109,41 +106,14 @@ class ExactlyOnceProcessor(Processor):
         handler: Handler | None = None,
         *,
         transactional_id: str,
-        retry: RetryTopics | None = None,
-        dead_letter: DeadLetter | str | bool | None = None,
-        filter: HeadersFilter | None = None,
-        route_by: str | None = None,
-        handlers: Mapping[str | bytes, Handler] | None = None,
-        producer_config: Mapping[str, object] | None = None,
-        poll_timeout: float = 0.5,
-        batch_size: int = 500,
-        shutdown_timeout: float = 10.0,
-        handle_signals: bool = True,
-        keep_timestamps: bool = False,
-        tracer_provider: TracerProvider | None = None,
-        meter_provider: MeterProvider | None = None,
+        **options: Unpack[GroupOptions],
     ) -> None:
-        consumer_config, overrides = checked_configs(transactional_id, config, producer_config)
-        super().__init__(
-            consumer_config,
-            topics,
-            handler,
-            retry=retry,
-            dead_letter=dead_letter,
-            filter=filter,
-            route_by=route_by,
-            handlers=handlers,
-            producer_config=overrides,
-            commit_interval=NEVER,  # the driver commits each batch in its transaction
-            poll_timeout=poll_timeout,
-            batch_size=batch_size,
-            shutdown_timeout=shutdown_timeout,
-            handle_signals=handle_signals,
-            keep_timestamps=keep_timestamps,
-            tracer_provider=tracer_provider,
-            meter_provider=meter_provider,
+        consumer, producer = checked_configs(
+            transactional_id, config, options.get("producer_config")
         )
-        check_in_place_fits(self._core.retry, self._producer_config)
+        ProcessorBase.__init__(
+            self, consumer, topics, handler, {**options, "producer_config": producer}
+        )
         self.transactional_id = transactional_id
         self._producer_config["transactional.id"] = transactional_id
         self._outputs = Outputs()
@@ -158,6 +128,17 @@ class ExactlyOnceProcessor(Processor):
         self._first_seen: dict[tuple[str, int], int] = {}
         """Per partition, the first offset read since it was assigned (where an abort
         rewinds to when the partition has no committed offset yet)."""
+
+    def _make_core(self, opts: Mapping[str, Any], config: Mapping[str, object]) -> Core:
+        """The rules; in-place attempts run inside the batch's open transaction too."""
+        retry = opts["retry"]
+        if retry is not None:
+            timeout, why = (
+                "transaction.timeout.ms",
+                ": the attempts run inside the batch's transaction",
+            )
+            retry.check_in_place(opts["producer_config"], timeout, DEFAULT_TXN_TIMEOUT_MS, why)
+        return super()._make_core(opts, config)
 
     # -- run ---------------------------------------------------------------------------------
 

@@ -8,7 +8,6 @@ from collections.abc import Mapping
 
 from kheaders._errors import ConfigurationError
 from kheaders.processing import _validate as _v
-from kheaders.processing._retry import RetryTopics
 
 PRODUCER_DEFAULTS: dict[str, object] = {"retry.backoff.ms": 5, "retry.backoff.max.ms": 25}
 """Each transaction's first call to its coordinator (adding the offsets, or the first
@@ -60,20 +59,3 @@ def checked_configs(
         raise ConfigurationError("producer_config: acks: transactions need acks=all; leave it out")
     overrides["enable.idempotence"] = True
     return {**config, "isolation.level": "read_committed"}, overrides
-
-
-def check_in_place_fits(retry: RetryTopics | None, producer: Mapping[str, object]) -> None:
-    """In-place attempts run inside the batch's open transaction: raise ConfigurationError
-    when they could outlast ``transaction.timeout.ms`` (the broker would abort it)."""
-    if retry is None or not retry.in_place:
-        return
-    try:
-        limit = float(str(producer.get("transaction.timeout.ms", DEFAULT_TXN_TIMEOUT_MS))) / 1000
-    except ValueError:
-        return  # librdkafka names the bad value itself
-    if retry.in_place * retry.in_place_delay >= limit / 2:
-        raise ConfigurationError(
-            f"RetryTopics: in_place={retry.in_place} x in_place_delay={retry.in_place_delay} s"
-            f" must stay well below transaction.timeout.ms ({limit:g} s): the attempts run"
-            " inside the batch's transaction; use retry topics"
-        )

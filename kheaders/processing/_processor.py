@@ -3,25 +3,28 @@ at-least-once commits, on kheaders' Consumer and Producer."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Unpack
 
 from confluent_kafka import KafkaError, KafkaException, Message, TopicPartition
 
 from kheaders._client.consumer import Consumer
 from kheaders._client.producer import Producer
+from kheaders._client.share import ShareConsumer
 from kheaders._errors import DeserializationError, HeldFailuresError
 from kheaders.processing import _steps as s
 from kheaders.processing._base import (
     COMMITTED_TIMEOUT,
+    Handler,
     ProcessorBase,
-    call_handler,
     now_ms,
+    observed,
     partitions_of,
     produce,
 )
 from kheaders.processing._delivery import RUNNING
 from kheaders.processing._observe import log
+from kheaders.processing._options import ProcessorOptions
 
 
 class Processor(ProcessorBase):
@@ -56,6 +59,15 @@ class Processor(ProcessorBase):
 
     _consumer: Consumer | None = None
     _producer: Producer | None = None
+
+    def __init__(
+        self,
+        config: Mapping[str, object],
+        topics: Sequence[str],
+        handler: Handler | None = None,
+        **options: Unpack[ProcessorOptions],
+    ) -> None:
+        super().__init__(config, topics, handler, options)
 
     def run(self) -> None:
         """Process until stopped; commit what was handled; close the clients.
@@ -137,7 +149,7 @@ class Processor(ProcessorBase):
         start = 0
         for msg in records:
             if engine.stopping:  # a stopped processor starts nothing: read again next run
-                records = records[: records.index(msg, start)]
+                records = self._left(records, records.index(msg, start))
                 break
             try:
                 handler(msg)
@@ -150,13 +162,19 @@ class Processor(ProcessorBase):
         if start < len(records):
             engine.send(s.Handled(records[start:] if start else records))
 
+    def _left(self, records: list[Message], i: int) -> list[Message]:
+        """``records[:i]``: those before ``i``, the rest left unstarted at a stop (read again
+        by the next run)."""
+        return records[:i]
+
     def _handle(self, step: s.Handle) -> None:
-        engine = self._engine
+        engine, msg = self._engine, step.record
         if engine.stopping or (step.delay and self._stop.wait(step.delay)):
-            return  # stopped (between in-place attempts): left for the next run
-        msg = step.record
+            self._left([msg], 0)  # stopped (between in-place attempts)
+            return
         try:
-            call_handler(self._observer, step)
+            with observed(self._observer, step):
+                step.handler(msg)
         except Exception as exc:
             self._carry(engine.send(s.Failed(step, exc, now_ms())))
         else:
@@ -207,7 +225,7 @@ class Processor(ProcessorBase):
     def _on_lost(self, _consumer: Any, partitions: list[TopicPartition]) -> None:
         self._engine.send(s.Lost(partitions_of(partitions)))
 
-    def _shutdown(self, consumer: Consumer, producer: Producer) -> None:
+    def _shutdown(self, consumer: Consumer | ShareConsumer, producer: Producer) -> None:
         left = producer.flush(self.shutdown_timeout)
         self._carry(self._engine.send(s.Closing(left, now_ms())))
         try:

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError
@@ -97,6 +97,21 @@ class RetryTopics:
     def retry_topics(self, topic: str) -> list[str]:
         """Every retry topic of ``topic``, in attempt order, each once."""
         return list(dict.fromkeys(topic + name for name in self._names))
+
+    def check_in_place(
+        self, config: Mapping[str, object], setting: str, default_ms: int, why: str = ""
+    ) -> None:
+        """Raise ConfigurationError when the in-place attempts could outlast ``setting`` of
+        ``config`` (``default_ms`` when unset): ``why`` says what they run inside."""
+        try:
+            limit = float(str(config.get(setting, default_ms))) / 1000
+        except ValueError:
+            return  # librdkafka names the bad value itself
+        if self.in_place and self.in_place * self.in_place_delay >= limit / 2:
+            raise ConfigurationError(
+                f"RetryTopics: in_place={self.in_place} x in_place_delay={self.in_place_delay} s"
+                f" must stay well below {setting} ({limit:g} s){why}: use retry topics"
+            )
 
     def retryable(self, error: BaseException) -> bool:
         """Whether ``error`` may be retried at all (not a deserialization failure, not a

@@ -1,4 +1,4 @@
-"""A processor's clients from one config: the consumer's part, the producer's, the topics."""
+"""A processor's clients from one config: the consumer's part and the producer's."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from collections.abc import Callable, Mapping
 from kheaders._client.config import KEY_DESERIALIZER, VALUE_DESERIALIZER, resolve
 from kheaders._errors import ConfigurationError
 from kheaders._runner import connection_config
-from kheaders.deadletter._topics import ensure_topics
 
 PRODUCER_DEFAULTS: dict[str, object] = {"acks": "all", "enable.idempotence": False, "linger.ms": 5}
 """Republishing must be acknowledged by every in-sync replica before a commit moves past it.
@@ -41,12 +40,3 @@ def producer_config(
 ) -> dict[str, object]:
     """The retry/dead-letter producer's config: connection settings, defaults, overrides."""
     return {**connection_config(config), **PRODUCER_DEFAULTS, **(overrides or {})}
-
-
-def prepare_topics(
-    config: Mapping[str, object], targets: Mapping[str, list[str]], *, create: bool
-) -> dict[str, int]:
-    """Partition counts of every main topic and its retry and dead-letter topics, the
-    missing ones created (see :func:`kheaders.deadletter._topics.ensure_topics`, which
-    raises ConfigurationError for one still missing, BrokerUnavailableError)."""
-    return ensure_topics(config, targets, create=create)

@@ -23,8 +23,8 @@ Acknowledgements travel with the next fetch; releases and rejections are committ
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Unpack
 
 from confluent_kafka import AcknowledgeType, KafkaError, KafkaException, Message, TopicPartition
 from confluent_kafka.admin._config import ConfigResource
@@ -32,46 +32,19 @@ from confluent_kafka.admin._config import ConfigResource
 from kheaders._client.admin import admin_client
 from kheaders._client.producer import Producer
 from kheaders._client.share import ACKNOWLEDGEMENT_MODE, EXPLICIT, ShareConsumer
-from kheaders._errors import ConfigurationError, DeserializationError, HeldFailuresError
-from kheaders._runner import Runner, connection_config
-from kheaders.deadletter import DeadLetter
-from kheaders.deadletter._config import dead_letter_option
-from kheaders.processing import _observe
-from kheaders.processing import _validate as _v
-from kheaders.processing._base import (
-    call_handler,
-    now_ms,
-    produce,
-)
-from kheaders.processing._core import Core, HeadersFilter
-from kheaders.processing._engine import Engine
-from kheaders.processing._observe import Observer, log
+from kheaders._errors import ConfigurationError, DeserializationError
+from kheaders._runner import connection_config
+from kheaders.deadletter._topics import ensure_topics
+from kheaders.processing import _observe, _options
+from kheaders.processing._base import Handler, ProcessorBase, now_ms, produce
+from kheaders.processing._core import Core
+from kheaders.processing._observe import log
+from kheaders.processing._options import ShareOptions
+from kheaders.processing._processor import Processor
 from kheaders.processing._redelivery import Redelivery
-from kheaders.processing._setup import consumer_parts, prepare_topics
-from kheaders.processing._setup import producer_config as _producer_config_for
-from kheaders.processing._steps import (
-    DEAD_LETTER,
-    Acknowledged,
-    Closing,
-    Failed,
-    Handle,
-    Handled,
-    HandleEach,
-    Polled,
-    Publish,
-    Purge,
-    Step,
-    Stop,
-    StopRequested,
-    Tick,
-    Unreadable,
-)
+from kheaders.processing._setup import consumer_parts
+from kheaders.processing._steps import DEAD_LETTER, Acknowledged, Polled, Publish, Tick, Unreadable
 
-if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
-
-Handler = Any
 ACCEPT, RELEASE, REJECT = AcknowledgeType.ACCEPT, AcknowledgeType.RELEASE, AcknowledgeType.REJECT
 GROUP_TIMEOUT = 15.0
 """Seconds to wait for the group's settings at start."""
@@ -92,18 +65,6 @@ def group_settings(config: Mapping[str, object], group: str) -> dict[str, str]:
     return {k: v.value for k, v in entries.items() if v.value is not None}
 
 
-def _dead_letter_option(dead_letter: object) -> DeadLetter:
-    """``dead_letter=`` checked as every runner's (:func:`dead_letter_option`), except that a
-    share group cannot go without one: its last attempt is dead-lettered, then rejected."""
-    found = dead_letter_option(dead_letter)
-    if found is None:
-        raise ConfigurationError(
-            "dead_letter: a share group's last attempt is dead-lettered, then rejected: give"
-            " DeadLetter(...), a topic name or True (DeadLetter(): <topic>-dlt), not None"
-        )
-    return found
-
-
 class _Batch:
     """What becomes of each record of one fetch: its acknowledgement, or a hold first."""
 
@@ -120,7 +81,7 @@ class _Batch:
         """Dead letters produced, each with its outcome once reported (None: written)."""
 
 
-class ShareProcessor(Runner):
+class ShareProcessor(Processor):
     """Reads ``topics`` as share group ``config['group.id']`` and calls ``handler(msg)`` once
     per delivery; ``msg.delivery_count()`` is the attempt (1 first). See the module doc for
     what happens to a record after its handler returned or raised.
@@ -132,52 +93,29 @@ class ShareProcessor(Runner):
     (``producer_config`` adds or overrides). ``redelivery`` says how many deliveries and how
     long a hold (:class:`Redelivery`; the group's own delivery limit by default);
     ``dead_letter`` the dead-letter topic and header contract (``True``: ``DeadLetter()``,
-    Spring's ``<topic>-dlt``). ``filter``, ``route_by`` and ``handlers`` as for
-    :class:`Processor` (a record filtered out is accepted). ``run()`` blocks until ``stop()``
-    (any thread) or, on the main thread, SIGTERM/SIGINT: the record in hand is finished, the
-    rest of its batch and the held records are released.
+    Spring's ``<topic>-dlt``). The other options are the :class:`Processor`'s (a record
+    ``filter`` leaves out is accepted). ``run()`` blocks until ``stop()`` (any thread) or,
+    on the main thread, SIGTERM/SIGINT: the record in hand is finished, the rest of its
+    batch and the held records are released.
 
     Raises ConfigurationError for a bad argument or setting (naming it).
     """
+
+    OPTIONS = _options.SHARE
 
     def __init__(
         self,
         config: Mapping[str, object],
         topics: Sequence[str],
         handler: Handler | None = None,
-        *,
-        redelivery: Redelivery | None = None,
-        dead_letter: DeadLetter | bool = True,
-        filter: HeadersFilter | None = None,
-        route_by: str | None = None,
-        handlers: Mapping[str | bytes, Handler] | None = None,
-        producer_config: Mapping[str, object] | None = None,
-        poll_timeout: float = 0.5,
-        shutdown_timeout: float = 10.0,
-        handle_signals: bool = True,
-        keep_timestamps: bool = False,
-        tracer_provider: TracerProvider | None = None,
-        meter_provider: MeterProvider | None = None,
+        **options: Unpack[ShareOptions],
     ) -> None:
-        _v.mapping("config", config)
-        _v.topics_list(topics)
-        _v.callable_or_none("handler", handler)
-        _v.callable_or_none("filter", filter)
-        _v.routes(route_by, handlers)
-        if redelivery is None:
-            redelivery = Redelivery()
-        elif not isinstance(redelivery, Redelivery):
-            raise ConfigurationError(
-                f"redelivery: expected Redelivery(...) or None, got {_v.kind_of(redelivery)}"
-            )
-        dead = _dead_letter_option(dead_letter)
-        _v.mapping("producer_config", producer_config, optional=True)
-        _v.number("poll_timeout", poll_timeout)
-        _v.number("shutdown_timeout", shutdown_timeout)
-        _v.flag("handle_signals", handle_signals)
-        _v.flag("keep_timestamps", keep_timestamps)
-        _v.provider("tracer_provider", tracer_provider, "get_tracer")
-        _v.provider("meter_provider", meter_provider, "get_meter")
+        ProcessorBase.__init__(self, config, topics, handler, options)
+        self._batch = _Batch()
+
+    def _consumer_parts(
+        self, config: Mapping[str, object]
+    ) -> tuple[dict[str, object], Callable[..., object] | None, Callable[..., object] | None]:
         mode = config.get(ACKNOWLEDGEMENT_MODE, EXPLICIT)
         if mode != EXPLICIT:
             raise ConfigurationError(
@@ -188,43 +126,21 @@ class ShareProcessor(Runner):
         for key in _NOT_SHARE:
             consumer_config.pop(key, None)
         consumer_config[ACKNOWLEDGEMENT_MODE] = EXPLICIT
-        self._group = str(consumer_config["group.id"])
-        self._rules: dict[str, Any] = {
-            "topics": list(topics),
-            "handler": handler,
-            "handlers": handlers,
-            "route_by": route_by,
-            "filter": filter,
-            "dead_letter": dead,
-            "key_de": key_de,
-            "value_de": value_de,
-            "group": self._group,
-        }
-        self._redelivery = redelivery
-        self._core = self._core_for(redelivery.attempts or 1)  # the rules, checked now
-        self._config = dict(config)
-        self._consumer_config = consumer_config
-        self._producer_config = _producer_config_for(config, producer_config)
-        _v.producer_settings(self._producer_config)
-        self._observer = Observer(self._group, tracer_provider, meter_provider)
-        self.poll_timeout = poll_timeout
-        self.shutdown_timeout = shutdown_timeout
-        self.keep_timestamps = keep_timestamps
-        self._engine = Engine(self._core, self._observer)
-        Runner.__init__(self, handle_signals=handle_signals)
-        self._error: BaseException | None = None
-        self._consumer: ShareConsumer | None = None
-        self._producer: Producer | None = None
-        self._batch = _Batch()
+        return consumer_config, key_de, value_de
+
+    def _make_core(self, opts: Mapping[str, Any], config: Mapping[str, object]) -> Core:
+        """The rules, retrying by redelivery; a dead-letter topic is a must: a share group's
+        last attempt is dead-lettered, then rejected."""
+        if opts["dead_letter"] is None:
+            raise ConfigurationError(
+                "dead_letter: a share group's last attempt is dead-lettered, then rejected: give"
+                " DeadLetter(...), a topic name or True (DeadLetter(): <topic>-dlt), not None"
+            )
+        self._redelivery: Redelivery = opts["redelivery"]
+        return self._core_for(self._redelivery.attempts or 1)
 
     def _core_for(self, last_attempt: int) -> Core:
         return Core(retry=self._redelivery.as_retry(last_attempt), **self._rules)
-
-    def stop(self) -> None:
-        """Ask ``run()`` to finish the record in hand, release the rest and return (any
-        thread)."""
-        self._engine.stopping = True
-        super().stop()
 
     def run(self) -> None:
         """Process until stopped, then close the clients (acknowledgements committed).
@@ -239,96 +155,46 @@ class ShareProcessor(Runner):
             core = self._core = self._core_for(last)
             dead = core.dead_letter
             assert dead is not None
-            mains = list(core.main_of)
-            core.partitions = prepare_topics(
-                self._config, {t: [dead.topic_for(t)] for t in mains}, create=True
-            )
-            engine = self._engine = Engine(
-                core, self._observer, keep_timestamps=self.keep_timestamps
-            )
-            if self._stop.is_set():
-                engine.stopping = True
+            topics: list[str] = self._rules["topics"]  # (never the retry topics' names)
+            core.partitions = ensure_topics(self._config, {t: [dead.topic_for(t)] for t in topics})
+            engine = self._engine = self._make_engine()
+            engine.stopping = self._stop.is_set()
             producer = self._producer = Producer(self._producer_config)
-            consumer = self._consumer = ShareConsumer(self._consumer_config)
+            consumer = ShareConsumer(self._consumer_config)
             consumer.set_acknowledgement_commit_callback(_log_refused)
             try:
-                consumer.subscribe(mains)
-                self._loop(consumer)
+                consumer.subscribe(topics)
+                self._poll(consumer)
             finally:
                 self._shutdown(consumer, producer)
             if self._error is not None:
                 raise self._error
 
-    def _loop(self, consumer: ShareConsumer) -> None:
-        engine = self._engine
+    def _poll(self, consumer: ShareConsumer) -> None:
+        engine, carry = self._engine, self._carry
         while not self._stop.is_set():
             batch = self._batch = _Batch()
             try:
                 msgs = consumer.poll(self.poll_timeout).records()
             except DeserializationError as exc:  # unreadable headers: never retried
-                self._carry(engine.send(Unreadable(exc, now_ms())))
+                carry(engine.send(Unreadable(exc, now_ms())))
                 self._settle(consumer, batch, [exc.message])
                 continue
             now = now_ms()
-            self._carry(engine.send(Tick(now)))
+            carry(engine.send(Tick(now)))
             if msgs:
-                if engine.stopping:
-                    batch.unstarted = RELEASE
-                self._carry(engine.send(Polled(msgs, now, _attempts(msgs))))
+                batch.unstarted = RELEASE if engine.stopping else ACCEPT
+                carry(engine.send(Polled(msgs, now, _attempts(msgs))))
                 self._settle(consumer, batch, msgs)
 
-    def _carry(self, steps: list[Step]) -> None:
-        """Carry out the engine's steps, in order (see the module doc)."""
-        for step in steps:
-            match step:
-                case Handle():
-                    self._handle(step)
-                case HandleEach():
-                    self._each(step)
-                case Publish():
-                    self._publish(step)
-                case Purge():
-                    assert self._producer is not None
-                    self._producer.purge()
-                    self._producer.flush(0)
-                case Stop():
-                    if step.error is not None and self._error is None:
-                        self._error = step.error
-                    self.stop()
+    def _left(self, records: list[Message], i: int) -> list[Message]:
+        """Records left unstarted at a stop are released: delivered again."""
+        for rest in records[i:]:
+            self._batch.fate[id(rest)] = RELEASE
+        return records[:i]
 
-    def _each(self, step: HandleEach) -> None:
-        """The short way (every record a first delivery, nothing else to decide): the
-        handler on each record, one report for the run; a record left unstarted is
-        released."""
-        engine, handler, records = self._engine, step.handler, step.records
-        start = 0
-        for i, msg in enumerate(records):
-            if engine.stopping:
-                for rest in records[i:]:
-                    self._batch.fate[id(rest)] = RELEASE
-                records = records[:i]
-                break
-            try:
-                handler(msg)
-            except Exception as exc:
-                if i > start:
-                    engine.send(Handled(records[start:i]))
-                start = i + 1
-                self._carry(engine.send(Failed(step.one(msg), exc, now_ms())))
-        if start < len(records):
-            engine.send(Handled(records[start:] if start else records))
-
-    def _handle(self, step: Handle) -> None:
-        engine, msg = self._engine, step.record
-        if engine.stopping or (step.delay and self._stop.wait(step.delay)):
-            self._batch.fate[id(msg)] = RELEASE  # not started: delivered again
-            return
-        try:
-            call_handler(self._observer, step)
-        except Exception as exc:
-            self._carry(engine.send(Failed(step, exc, now_ms())))
-        else:
-            engine.send(Handled((msg,)))  # accepted: a record's fate unless set otherwise
+    def _commit(self, step: Any) -> None:
+        """Nothing: a share group keeps no offsets (the engine's timer never fires here)."""
 
     def _publish(self, step: Publish) -> None:
         batch = self._batch
@@ -405,16 +271,6 @@ class ShareProcessor(Runner):
             error=error,
             then="released",
         )
-
-    def _shutdown(self, consumer: ShareConsumer, producer: Producer) -> None:
-        self._carry(self._engine.send(StopRequested()))
-        self._carry(self._engine.send(Closing(producer.flush(self.shutdown_timeout), now_ms())))
-        try:
-            consumer.close()  # commits the acknowledgements; unacknowledged records return
-        except HeldFailuresError as exc:  # never acknowledged: delivered again
-            log.warning("processing.failures_left_at_close", records=len(exc.exceptions))
-        finally:
-            producer.close(self.shutdown_timeout)
 
 
 def _attempts(msgs: Sequence[Message]) -> list[int] | None:

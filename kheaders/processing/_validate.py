@@ -39,25 +39,27 @@ def kind_of(value: object) -> str:
     return name
 
 
-def number(name: str, value: object, *, integer: bool = False, zero: bool = False) -> None:
-    """Raise ConfigurationError unless ``value`` is a finite number (an int when ``integer``)
+def number(name: str, value: Any, *, integer: bool = False, zero: bool = False) -> Any:
+    """``value``; ConfigurationError unless it is a finite number (an int when ``integer``)
     above zero (or zero, when ``zero``); a bool is not a number here."""
     kinds: tuple[type, ...] = (int,) if integer else (int, float)
     ok = isinstance(value, kinds) and not isinstance(value, bool)
-    if ok and not math.isfinite(value):  # type: ignore[arg-type]
+    if ok and not math.isfinite(value):
         ok = False
-    if ok and not (value >= 0 if zero else value > 0):  # type: ignore[operator]
+    if ok and not (value >= 0 if zero else value > 0):
         ok = False
     if not ok:
         what = "an int" if integer else "a number"
         bound = ">= 0" if zero else "> 0"
         raise ConfigurationError(f"{name}: expected {what} {bound}, got {kind_of(value)}")
+    return value
 
 
-def flag(name: str, value: object) -> None:
-    """Raise ConfigurationError unless ``value`` is True or False."""
+def flag(name: str, value: Any) -> Any:
+    """``value``; ConfigurationError unless it is True or False."""
     if not isinstance(value, bool):
         raise ConfigurationError(f"{name}: expected True or False, got {kind_of(value)}")
+    return value
 
 
 def exception_types(name: str, value: object) -> tuple[type[BaseException], ...]:
@@ -73,12 +75,13 @@ def exception_types(name: str, value: object) -> tuple[type[BaseException], ...]
     return tuple(kinds)
 
 
-def callable_or_none(name: str, value: object) -> None:
-    """Raise ConfigurationError unless ``value`` is callable (or None)."""
+def callable_or_none(name: str, value: Any) -> Any:
+    """``value``; ConfigurationError unless it is callable (or None)."""
     if value is not None and not callable(value):
         raise ConfigurationError(
             f"{name}: expected a function called with each record, got {kind_of(value)}"
         )
+    return value
 
 
 def topics_list(topics: object) -> None:
@@ -114,22 +117,23 @@ def routes(route_by: object, handlers: object) -> None:
             )
 
 
-def mapping(name: str, value: object, *, optional: bool = False) -> None:
-    """Raise ConfigurationError unless ``value`` is a dict of settings (or None when
+def mapping(name: str, value: Any, *, optional: bool = False) -> Any:
+    """``value``; ConfigurationError unless it is a dict of settings (or None when
     ``optional``)."""
-    if value is None and optional:
-        return
-    if not isinstance(value, Mapping):  # its type only: a settings string may hold a secret
+    if not isinstance(value, Mapping) and not (value is None and optional):
+        # its type only: a settings string may hold a secret
         raise ConfigurationError(f"{name}: expected a dict of settings, got {type(value).__name__}")
+    return value
 
 
-def provider(name: str, value: object, method: str) -> None:
-    """Raise ConfigurationError unless ``value`` is None or has ``method`` (an OpenTelemetry
+def provider(name: str, value: Any, method: str) -> Any:
+    """``value``; ConfigurationError unless it is None or has ``method`` (an OpenTelemetry
     tracer or meter provider)."""
     if value is not None and not callable(getattr(value, method, None)):
         raise ConfigurationError(
             f"{name}: expected an OpenTelemetry provider (with {method}()), got {kind_of(value)}"
         )
+    return value
 
 
 def librdkafka_settings(

@@ -109,6 +109,16 @@ def test_a_bad_argument_is_refused_at_construction_naming_it(
         build(driver, **changes)
 
 
+@pytest.mark.parametrize("driver", ["sync", "async"])
+def test_a_misspelt_option_is_refused_naming_it_and_the_closest_one(driver: str) -> None:
+    name = "Processor" if driver == "sync" else "AIOProcessor"
+    expected = rf"retries: {name} takes no such option \(did you mean retry\?\)"
+    with pytest.raises(ConfigurationError, match=expected):
+        build(driver, retries=RetryTopics())
+    with pytest.raises(ConfigurationError, match=rf"^redelivery: {name} takes no such option$"):
+        build(driver, redelivery=None)  # a share group's option
+
+
 @pytest.mark.parametrize("concurrency", [0, -2, 1.5, "8", True, None])
 def test_a_bad_concurrency_is_refused(concurrency: object) -> None:
     with pytest.raises(ConfigurationError, match=r"concurrency: expected an int > 0"):
@@ -216,8 +226,7 @@ def test_a_refused_setting_never_shows_its_value(changes: dict[str, Any]) -> Non
 @pytest.mark.parametrize("driver", [Processor, AIOProcessor])
 def test_every_argument_of_every_driver_has_a_refusal_above(driver: type) -> None:
     """A new argument cannot be added without a case in BAD (or its own test)."""
-    names = set(inspect.signature(driver.__init__).parameters)
-    names |= set(inspect.signature(Processor.__init__).parameters)  # AIOProcessor's **options
+    names = set(inspect.signature(driver.__init__).parameters) | set(driver.OPTIONS)
     names -= {"self", "options"}
     tested = {case[0].split(" ")[0] for case in BAD} | {"concurrency"}
     assert names - tested == set()

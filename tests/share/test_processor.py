@@ -106,6 +106,12 @@ def test_success_accepts_and_a_retryable_failure_is_released_and_redelivered_wit
     assert [c for v, c in seen if v == b"flaky"] == [1, 2, 3]  # accepted on the third
     assert [c for v, c in seen if v == b"fine"] == [1]  # accepted: never again
     assert min(b - a for a, b in itertools.pairwise(when)) >= 0.3  # held, then released
+    made = confluent_kafka.admin.AdminClient({"bootstrap.servers": bootstrap}).list_topics(
+        timeout=30
+    )
+    # only the given topic's dead-letter topic: no retry topic read, none made for one
+    assert f"{topic}-dlt" in made.topics
+    assert not [t for t in made.topics if t.startswith(f"{topic}-retry")]
 
 
 def test_each_delivery_gets_a_process_span_whose_attempt_is_the_delivery_count(
@@ -285,6 +291,8 @@ def test_redelivery_that_does_not_fit_the_group_is_refused_at_start(
         ({"route_by": "type"}, r"route_by"),
         ({"keep_timestamps": 1}, r"keep_timestamps"),
         ({"tracer_provider": object()}, r"tracer_provider"),
+        ({"retry": [1]}, r"retry: ShareProcessor takes no such option"),
+        ({"batch_size": 10}, r"^batch_size: ShareProcessor takes no such option$"),
     ],
 )
 def test_bad_arguments_are_refused_at_construction(kwargs: dict[str, object], message: str) -> None:
