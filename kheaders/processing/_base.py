@@ -122,11 +122,10 @@ class ProcessorBase(Runner):
 
     def _prepare_topics(self) -> None:
         """Learn partition counts; create missing retry and dead-letter topics (option)."""
-        core = self._core
-        mains = [t for t, main in core.main_of.items() if t == main]
+        core, topics = self._core, self._rules["topics"]
         create = core.retry is None or core.retry.create_topics
         core.partitions = ensure_topics(
-            self._config, {m: core.targets(m) for m in mains}, create=create
+            self._config, {t: core.targets(t) for t in topics}, create=create
         )
 
 

@@ -38,8 +38,8 @@ class Hop(NamedTuple):
 class Core:
     """A processor's per-record rules, free of I/O.
 
-    Raises ConfigurationError for ``handlers`` without ``route_by`` (or the reverse), no
-    handler at all, or no topics.
+    Raises ConfigurationError for ``handlers`` without ``route_by`` (or the reverse), or no
+    handler at all (the topics are the driver's to check).
     """
 
     def __init__(
@@ -56,8 +56,6 @@ class Core:
         value_de: Callable[..., object] | None,
         group: str | None,
     ) -> None:
-        if isinstance(topics, str) or not topics:
-            raise ConfigurationError("topics: give a non-empty list of topic names")
         if (handlers is None) != (route_by is None):
             raise ConfigurationError("route_by= and handlers= go together")
         if handler is None and handlers is None:
