@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from kheaders._model.redact import Redactor
 from kheaders.deadletter import spring as sh
-from kheaders.deadletter._read import Pairs, failure, is_dead_letter, text
+from kheaders.deadletter._read import SPRING_ORIGIN, Pairs, failure, is_dead_letter, text, where
 
 
 def _iso(ms: int) -> str:
@@ -40,17 +40,14 @@ def describe(headers: Iterable[tuple[str, bytes | None]]) -> list[str]:
             retry.append(f"{label} {_iso(ms) if ms is not None else '<malformed>'}")
     if retry:
         lines.append("retry: " + ", ".join(retry))
-    if sh.ORIGINAL_TOPIC in last:
-        partition = sh.decode_fixed(last.get(sh.ORIGINAL_PARTITION), 4)
-        offset = sh.decode_fixed(last.get(sh.ORIGINAL_OFFSET), 8)
-        where = f"{text(last[sh.ORIGINAL_TOPIC])}[{partition if partition is not None else '?'}]"
-        where += f"@{offset if offset is not None else '?'}"
+    original = where(last, (SPRING_ORIGIN,))
+    if original is not None:
         ts = sh.decode_fixed(last.get(sh.ORIGINAL_TIMESTAMP), 8)
         if ts is not None and ts >= 0:
-            where += f" at {_iso(ts)}"
+            original += f" at {_iso(ts)}"
         if last.get(sh.ORIGINAL_CONSUMER_GROUP):
-            where += f" (group {text(last[sh.ORIGINAL_CONSUMER_GROUP])})"
-        lines.append("original: " + where)
+            original += f" (group {text(last[sh.ORIGINAL_CONSUMER_GROUP])})"
+        lines.append("original: " + original)
     for name in (sh.EXCEPTION_FQCN, sh.KEY_EXCEPTION_FQCN):
         if name in last:
             lines.append(f"failed: {text(last[name])}")
@@ -86,6 +83,5 @@ def summary(headers: Iterable[tuple[str, bytes | None]], redactor: Redactor | No
     found = failure(list(headers), redactor)
     if found is None:
         return ""
-    parts = [f"original={found.original}" if found.original else ""]
-    parts.append(f"failed={found.error}" if found.error else "")
-    return "  ".join(p for p in parts if p)
+    parts = (("original", found.original), ("failed", found.error))
+    return "  ".join(f"{name}={value}" for name, value in parts if value)

@@ -16,7 +16,7 @@ same with ``dlq``: Spring's and kheaders' defaults among them) has no next attem
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kheaders._model.redact import REDACTED, Redactor, printable
@@ -29,7 +29,23 @@ DEAD_LETTER_SUFFIXES = ("-dlt", ".dlt", "_dlt", "-dlq", ".dlq", "_dlq")
 """Endings (case-insensitive) of the topic names read as dead-letter topics (``.dlt``: the
 default of kheaders before it took Spring's ``-dlt``)."""
 
-_PLAIN_SPRING = (sh.DLT_ORIGINAL_TOPIC, sh.DLT_ORIGINAL_PARTITION, sh.DLT_ORIGINAL_OFFSET)
+Origins = Sequence[tuple[str, str, str]]
+SPRING_ORIGIN = (sh.ORIGINAL_TOPIC, sh.ORIGINAL_PARTITION, sh.ORIGINAL_OFFSET)
+OWN_ORIGIN = (_own.ORIGINAL_TOPIC, _own.ORIGINAL_PARTITION, _own.ORIGINAL_OFFSET)
+ORIGINS = (
+    SPRING_ORIGIN,
+    (sh.DLT_ORIGINAL_TOPIC, sh.DLT_ORIGINAL_PARTITION, sh.DLT_ORIGINAL_OFFSET),
+    OWN_ORIGIN,
+)
+"""The topic, partition and offset headers of each contract, Spring's first (written at the
+first failure and kept across every hop), then the plain ``DeadLetterPublishingRecoverer``'s,
+then kheaders'."""
+_ERRORS = (
+    (_own.ERROR_TYPE, _own.ERROR_MESSAGE),  # written when dead-lettered: the last failure
+    (sh.EXCEPTION_FQCN, sh.EXCEPTION_MESSAGE),
+    (sh.KEY_EXCEPTION_FQCN, sh.KEY_EXCEPTION_MESSAGE),
+    (sh.DLT_EXCEPTION_FQCN, sh.DLT_EXCEPTION_MESSAGE),
+)
 
 MESSAGE_LIMIT = 200
 """Characters of an exception message in a one-line summary (the header holds it all)."""
@@ -40,9 +56,8 @@ class Failure:
     """What a record's failure headers say, as text for a terminal (already escaped)."""
 
     original: str | None
-    """``topic[partition]@offset`` the record was first read at (``?`` for a malformed part):
-    Spring's ``kafka_original-*`` when present (kept from the first failure on), else
-    ``kheaders.dlt.original.*``."""
+    """``topic[partition]@offset`` the record was first read at (``?`` for a malformed part),
+    from the first contract of :data:`ORIGINS` present."""
     error: str | None
     """``module.Type: message`` (the message cut to :data:`MESSAGE_LIMIT`, or redacted): the
     ``kheaders.dlt.error.*`` when present (the failure that dead-lettered it), else Spring's."""
@@ -55,14 +70,37 @@ def text(value: bytes | None) -> str:
     return printable((value or b"").decode("utf-8", "replace"))
 
 
-def _number(value: bytes | None) -> str:
-    shown = (value or b"").decode("ascii", "replace")
-    return shown if shown.lstrip("-").isdigit() else "?"
+def number(key: str, value: bytes | None, size: int) -> int | None:
+    """An original partition (``size`` 4), offset or timestamp (8) header's value: Spring's
+    a big-endian int of ``size`` bytes, kheaders' decimal text in that range; else None."""
+    if not key.startswith(_own.PREFIX):
+        return sh.decode_fixed(value, size)
+    if value is None or not value.removeprefix(b"-").isdigit() or len(value) > 20:
+        return None
+    found, bound = int(value), 1 << (8 * size - 1)
+    return found if -bound <= found < bound else None
 
 
-def _fixed(value: bytes | None, size: int) -> str:
-    number = sh.decode_fixed(value, size)
-    return "?" if number is None else str(number)
+def origin(
+    last: Mapping[str, bytes | None], origins: Origins = ORIGINS
+) -> tuple[bytes, int | None, int | None] | None:
+    """The topic, partition and offset (None: malformed) a record was first read at, from
+    the first of ``origins`` whose topic header ``last`` (each header's last value) holds."""
+    for topic, partition, offset in origins:
+        if topic in last:
+            found = number(partition, last.get(partition), 4)
+            return last[topic] or b"", found, number(offset, last.get(offset), 8)
+    return None
+
+
+def where(last: Mapping[str, bytes | None], origins: Origins = ORIGINS) -> str | None:
+    """:func:`origin` as ``topic[partition]@offset`` for a terminal (``?``: malformed)."""
+    found = origin(last, origins)
+    if found is None:
+        return None
+    topic, partition, offset = found
+    p, o = ("?" if n is None else n for n in (partition, offset))
+    return f"{text(topic)}[{p}]@{o}"
 
 
 def is_dead_letter(topic: str, headers: Pairs) -> bool:
@@ -80,34 +118,14 @@ def failure(headers: Pairs, redactor: Redactor | None = None) -> Failure | None:
     The exception message is shown as ``<redacted>`` where ``redactor`` hides its header.
     """
     last = dict(headers)  # each header's last value
-    original = kind = message = None
-    message_key = ""
-    for topic_key, partition_key, offset_key in (  # the first read: kept across every hop
-        (sh.ORIGINAL_TOPIC, sh.ORIGINAL_PARTITION, sh.ORIGINAL_OFFSET),
-        _PLAIN_SPRING,
-    ):
-        if topic_key in last:
-            original = f"{text(last[topic_key])}[{_fixed(last.get(partition_key), 4)}]"
-            original += f"@{_fixed(last.get(offset_key), 8)}"
+    original = where(last)
+    kind, message_key = None, ""
+    for type_key, key in _ERRORS:  # the first present
+        if type_key in last:
+            kind, message_key = last[type_key], key
+            if type_key == _own.ERROR_TYPE and last.get(_own.ERROR_FIELD):
+                kind = (kind or b"?") + b" (" + (last[_own.ERROR_FIELD] or b"") + b")"
             break
-    if original is None and _own.ORIGINAL_TOPIC in last:
-        original = (
-            f"{text(last[_own.ORIGINAL_TOPIC])}[{_number(last.get(_own.ORIGINAL_PARTITION))}]"
-        )
-        original += f"@{_number(last.get(_own.ORIGINAL_OFFSET))}"
-    if _own.ERROR_TYPE in last:  # written when dead-lettered: the last failure
-        kind, message_key = last[_own.ERROR_TYPE], _own.ERROR_MESSAGE
-        if last.get(_own.ERROR_FIELD):
-            kind = (kind or b"?") + b" (" + (last[_own.ERROR_FIELD] or b"") + b")"
-    else:
-        for type_key, msg_key in (
-            (sh.EXCEPTION_FQCN, sh.EXCEPTION_MESSAGE),
-            (sh.KEY_EXCEPTION_FQCN, sh.KEY_EXCEPTION_MESSAGE),
-            (sh.DLT_EXCEPTION_FQCN, sh.DLT_EXCEPTION_MESSAGE),
-        ):
-            if type_key in last:
-                kind, message_key = last[type_key], msg_key
-                break
     if original is None and kind is None:
         return None
     error = None
@@ -120,7 +138,5 @@ def failure(headers: Pairs, redactor: Redactor | None = None) -> Failure | None:
             if len(shown) > MESSAGE_LIMIT:
                 shown = shown[:MESSAGE_LIMIT] + "…"
             error += f": {shown}"
-    attempt = None
-    if sh.ATTEMPTS in last:
-        attempt = sh.decode_attempts(last[sh.ATTEMPTS]) - 1
-    return Failure(original, error, attempt if attempt and attempt > 0 else None)
+    attempt = sh.decode_attempts(last.get(sh.ATTEMPTS)) - 1  # 0 without the header
+    return Failure(original, error, attempt or None)
