@@ -25,10 +25,7 @@ from kheaders._errors import DeserializationError
 from kheaders._model.headers import Headers, HeaderTypes, pairs_of
 from kheaders._model.limits import check_sendable
 from kheaders._runner import deprecated_keyword
-from kheaders.deadletter._config import (
-    DeadLetter,
-    kheaders_dead_letter,
-)
+from kheaders.deadletter._config import DeadLetter, kheaders_dead_letter
 from kheaders.deadletter._topics import ensure_topics
 from kheaders.deadletter._write import dead_letter_headers
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
-import confluent_kafka
 from confluent_kafka import Message
 
 from kheaders._errors import DeserializationError
@@ -17,7 +17,7 @@ from kheaders._model.headers import Headers, trusted
 from kheaders._model.received import message_headers
 from kheaders.deadletter import _own
 from kheaders.deadletter import spring as sh
-from kheaders.deadletter._exceptions import failing_exception, qualified_name, root_cause
+from kheaders.deadletter._exceptions import failing_exception, root_cause
 
 Pairs = list[tuple[str, bytes | None]]
 
@@ -27,11 +27,6 @@ MAX_MESSAGE = 4096
 MAX_STACKTRACE = 16384
 """Characters of the traceback kept in ``kafka_exception-stacktrace`` (its end is kept)."""
 
-_TIMESTAMP_TYPES = {
-    confluent_kafka.TIMESTAMP_CREATE_TIME: "CreateTime",
-    confluent_kafka.TIMESTAMP_LOG_APPEND_TIME: "LogAppendTime",
-}
-
 
 def _text(value: str, limit: int = MAX_MESSAGE, *, keep_end: bool = False) -> bytes:
     cut = value[-limit:] if keep_end else value[:limit]
@@ -39,7 +34,7 @@ def _text(value: str, limit: int = MAX_MESSAGE, *, keep_end: bool = False) -> by
 
 
 def _fqcn(error: BaseException) -> bytes:
-    return qualified_name(type(error)).encode()
+    return f"{type(error).__module__}.{type(error).__qualname__}".encode()  # Java's FQCN
 
 
 def spring_headers(
@@ -115,14 +110,10 @@ def _first_timestamp(consumed: Sequence[tuple[str, bytes | None]], ts: int) -> b
 def original_headers(message: Message) -> Pairs:
     """A consumed record's headers as pairs (none when unreadable: sent without, as consumed)."""
     try:
-        raw: object = message_headers(message)
+        raw: Any = message_headers(message)
     except DeserializationError:  # unreadable (a non-UTF-8 key): sent without, as consumed
         return []
-    if raw is None:
-        return []
-    if isinstance(raw, Headers):
-        return raw.to_list()
-    return Headers(raw).to_list()  # type: ignore[arg-type]
+    return raw.to_list() if isinstance(raw, Headers) else Headers(raw).to_list()
 
 
 def dead_letter_headers(
@@ -145,9 +136,9 @@ def dead_letter_headers(
     out.append((_own.ORIGINAL_PARTITION, str(message.partition()).encode()))
     out.append((_own.ORIGINAL_OFFSET, str(message.offset()).encode()))
     ts_type, ts = message.timestamp()
-    if ts_type in _TIMESTAMP_TYPES:
+    if ts_type in sh.TIMESTAMP_TYPES:
         out.append((_own.ORIGINAL_TIMESTAMP, str(ts).encode()))
-        out.append((_own.ORIGINAL_TIMESTAMP_TYPE, _TIMESTAMP_TYPES[ts_type].encode()))
+        out.append((_own.ORIGINAL_TIMESTAMP_TYPE, sh.TIMESTAMP_TYPES[ts_type].encode()))
     if group_id:
         out.append((_own.CONSUMER_GROUP, group_id.encode()))
     if field is not None:
