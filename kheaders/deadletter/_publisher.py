@@ -1,9 +1,6 @@
 """Dead-letter publishing: a record that could not be processed goes, byte for byte, to its
-dead-letter topic with headers that say where it came from and why it failed.
-
-The republished record has the raw key, the raw value and the original headers, in order,
-followed by the ``kheaders.dlt.*`` headers (:mod:`kheaders.deadletter._own`);
-``publish(..., headers=...)`` adds headers after these.
+dead-letter topic with headers that say where it came from and why it failed (the original
+headers, in order, then the ``kheaders.dlt.*`` ones of :mod:`kheaders.deadletter._own`).
 
 The record's key and value are republished as they were consumed, never re-serialized: a
 DeserializationError carries them, and a record a kheaders consumer deserialized keeps them

@@ -89,22 +89,15 @@ def spring_headers(
     ]
     if group:
         originals.append((sh.ORIGINAL_CONSUMER_GROUP, group.encode()))
-    present = {name for name, _ in consumed}
-    out.extend(pair for pair in originals if pair[0] not in present)
-    out.append((sh.ORIGINAL_TIMESTAMP_RETRY, _first_timestamp(consumed, ts)))
+    last = dict(consumed)
+    out.extend(pair for pair in originals if pair[0] not in last)
+    first = last.get(sh.ORIGINAL_TIMESTAMP_RETRY)  # the first hop's, kept when it decodes
+    if sh.decode_timestamp(first) is None:
+        first = sh.encode_big_integer(ts)
+    out.append((sh.ORIGINAL_TIMESTAMP_RETRY, first))
     out.append((sh.ATTEMPTS, sh.encode_int(next_attempt)))
     out.append((sh.BACKOFF_TIMESTAMP, sh.encode_big_integer(due_ms)))
     return out
-
-
-def _first_timestamp(consumed: Sequence[tuple[str, bytes | None]], ts: int) -> bytes:
-    """The record's last ``retry_topic-original-timestamp`` when valid (1-8 bytes), else ``ts``."""
-    for key, value in reversed(consumed):
-        if key == sh.ORIGINAL_TIMESTAMP_RETRY:
-            if value is not None and 1 <= len(value) <= 8:
-                return value
-            break
-    return sh.encode_big_integer(ts)
 
 
 def original_headers(message: Message) -> Pairs:
