@@ -1,6 +1,6 @@
-"""What a record's failure headers say: where it came from, why it failed, whether it is a
-dead letter. Every reader takes the last value of a repeated header (Spring appends a
-``retry_topic-*`` set per hop).
+"""What a record's retry and failure headers say, as text for people (``kheaders tail``,
+``dlt replay``): where it came from, why it failed, whether it is a dead letter. Every reader
+takes the last value of a repeated header (Spring appends a ``retry_topic-*`` set per hop).
 
 Two header contracts carry a failure: Spring Kafka's (``kafka_original-*``,
 ``kafka_exception-*``, ``retry_topic-*``, also written by kheaders' processor) and kheaders'
@@ -16,7 +16,8 @@ same with ``dlq``: Spring's and kheaders' defaults among them) has no next attem
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from kheaders._model.redact import REDACTED, Redactor, printable
@@ -140,3 +141,80 @@ def failure(headers: Pairs, redactor: Redactor | None = None) -> Failure | None:
             error += f": {shown}"
     attempt = sh.decode_attempts(last.get(sh.ATTEMPTS)) - 1  # 0 without the header
     return Failure(original, error, attempt or None)
+
+
+def _iso(ms: int) -> str:
+    try:
+        stamp = dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return f"{ms} ms"
+    return stamp.replace("+00:00", "Z")
+
+
+def describe(headers: Iterable[tuple[str, bytes | None]]) -> list[str]:
+    """Lines decoding a record's Spring retry / dead-letter headers (none without them).
+
+    Never raises for malformed values: they are shown as such.
+
+    >>> describe([("retry_topic-attempts", b"\\x00\\x00\\x00\\x02"),
+    ...           ("kafka_original-topic", b"orders"),
+    ...           ("kafka_original-partition", b"\\x00\\x00\\x00\\x01"),
+    ...           ("kafka_original-offset", b"\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x2a")])
+    ['retry: next attempt 2', 'original: orders[1]@42']
+    """
+    last = dict(headers)  # the last value of each: Spring appends a retry set per hop
+    lines: list[str] = []
+    retry: list[str] = []
+    if sh.ATTEMPTS in last:
+        retry.append(f"next attempt {sh.decode_attempts(last[sh.ATTEMPTS])}")
+    for name, label in ((sh.BACKOFF_TIMESTAMP, "due"), (sh.ORIGINAL_TIMESTAMP_RETRY, "first")):
+        if name in last:
+            ms = sh.decode_timestamp(last[name])
+            retry.append(f"{label} {_iso(ms) if ms is not None else '<malformed>'}")
+    if retry:
+        lines.append("retry: " + ", ".join(retry))
+    original = where(last, (SPRING_ORIGIN,))
+    if original is not None:
+        ts = sh.decode_fixed(last.get(sh.ORIGINAL_TIMESTAMP), 8)
+        if ts is not None and ts >= 0:
+            original += f" at {_iso(ts)}"
+        if last.get(sh.ORIGINAL_CONSUMER_GROUP):
+            original += f" (group {text(last[sh.ORIGINAL_CONSUMER_GROUP])})"
+        lines.append("original: " + original)
+    for name in (sh.EXCEPTION_FQCN, sh.KEY_EXCEPTION_FQCN):
+        if name in last:
+            lines.append(f"failed: {text(last[name])}")
+    return lines
+
+
+def state_lines(topic: str, headers: Pairs, redactor: Redactor | None = None) -> list[str]:
+    """``kheaders tail``'s lines on a record's retry or dead-letter state (none without it).
+
+    A retry record shows its next attempt and when it is due; a dead letter shows that there
+    is none; both show where the record came from and the exception with its message.
+    """
+    found = failure(headers, redactor)
+    if found is None:
+        return describe(headers)  # retry state without a failure, if any
+    dead = is_dead_letter(topic, headers)
+    hidden = set(sh.EXCEPTION_HEADERS)
+    if dead:
+        hidden.update(sh.RETRY_HEADERS)
+    lines = describe([(k, v) for k, v in headers if k not in hidden])
+    if not any(line.startswith("original: ") for line in lines) and found.original:
+        lines.append(f"original: {found.original}")
+    if dead:
+        after = f" after attempt {found.failed_attempt}" if found.failed_attempt else ""
+        lines.insert(0, f"dead letter: failed{after}; no further attempt")
+    if found.error:
+        lines.append(f"failed: {found.error}")
+    return lines
+
+
+def summary(headers: Iterable[tuple[str, bytes | None]], redactor: Redactor | None = None) -> str:
+    """``original=topic[p]@o  failed=Type: message`` for one replayed record ('' for none)."""
+    found = failure(list(headers), redactor)
+    if found is None:
+        return ""
+    parts = (("original", found.original), ("failed", found.error))
+    return "  ".join(f"{name}={value}" for name, value in parts if value)

@@ -17,8 +17,7 @@ from kheaders._model.keys import check_name
 from kheaders._model.redact import DEFAULT_REDACTOR, printable, render_value
 from kheaders.deadletter import _own
 from kheaders.deadletter import spring as sh
-from kheaders.deadletter._describe import summary
-from kheaders.deadletter._read import OWN_ORIGIN, SPRING_ORIGIN, number, origin
+from kheaders.deadletter._read import OWN_ORIGIN, SPRING_ORIGIN, number, origin, summary
 from kheaders.deadletter._write import without_retry_state
 
 
