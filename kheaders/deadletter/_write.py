@@ -28,9 +28,8 @@ MAX_STACKTRACE = 16384
 """Characters of the traceback kept in ``kafka_exception-stacktrace`` (its end is kept)."""
 
 
-def _text(value: str, limit: int = MAX_MESSAGE, *, keep_end: bool = False) -> bytes:
-    cut = value[-limit:] if keep_end else value[:limit]
-    return cut.encode("utf-8", "backslashreplace")
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "backslashreplace")
 
 
 def _fqcn(error: BaseException) -> bytes:
@@ -61,20 +60,19 @@ def spring_headers(
     """
     shown, field = failing_exception(error)
     key = field == "key"
-    trace = "".join(traceback.format_exception(error))
+    message = str(shown)[:MAX_MESSAGE]
+    trace = "".join(traceback.format_exception(error))[-MAX_STACKTRACE:]  # its end: the raise
     failure: Pairs = [
         (sh.KEY_EXCEPTION_FQCN if key else sh.EXCEPTION_FQCN, _fqcn(shown)),
         (sh.EXCEPTION_CAUSE_FQCN, _fqcn(root_cause(error))),
-        (sh.KEY_EXCEPTION_MESSAGE if key else sh.EXCEPTION_MESSAGE, _text(str(shown))),
-        (
-            sh.KEY_EXCEPTION_STACKTRACE if key else sh.EXCEPTION_STACKTRACE,
-            _text(trace, MAX_STACKTRACE, keep_end=True),
-        ),
+        (sh.KEY_EXCEPTION_MESSAGE if key else sh.EXCEPTION_MESSAGE, _utf8(message)),
+        (sh.KEY_EXCEPTION_STACKTRACE if key else sh.EXCEPTION_STACKTRACE, _utf8(trace)),
     ]
     written = {name for name, _ in failure}
     out: Pairs = [pair for pair in consumed if pair[0] not in written]
     out.extend(failure)
     ts_type, ts = timestamp
+    ts_name = sh.TIMESTAMP_TYPES.get(ts_type, sh.NO_TIMESTAMP_TYPE)
     if ts_type not in sh.TIMESTAMP_TYPES:
         ts = -1
     originals: Pairs = [
@@ -82,10 +80,7 @@ def spring_headers(
         (sh.ORIGINAL_PARTITION, sh.encode_int(partition)),
         (sh.ORIGINAL_OFFSET, sh.encode_long(offset)),
         (sh.ORIGINAL_TIMESTAMP, sh.encode_long(ts)),
-        (
-            sh.ORIGINAL_TIMESTAMP_TYPE,
-            sh.TIMESTAMP_TYPES.get(ts_type, sh.NO_TIMESTAMP_TYPE).encode(),
-        ),
+        (sh.ORIGINAL_TIMESTAMP_TYPE, ts_name.encode()),
     ]
     if group:
         originals.append((sh.ORIGINAL_CONSUMER_GROUP, group.encode()))
@@ -137,7 +132,7 @@ def dead_letter_headers(
     if field is not None:
         out.append((_own.ERROR_FIELD, field.encode()))
     out.append((_own.ERROR_TYPE, _fqcn(cause)))
-    out.append((_own.ERROR_MESSAGE, _text(str(cause))))
+    out.append((_own.ERROR_MESSAGE, _utf8(str(cause)[:MAX_MESSAGE])))
     return trusted(out, read_only=False)
 
 
