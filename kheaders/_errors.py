@@ -65,6 +65,14 @@ class ConfigurationError(KHeadersError, ValueError):
     """A configuration value is invalid; the message names the setting."""
 
 
+def kind_of(value: object) -> str:
+    """How a refused argument is shown in a ConfigurationError: its type and, for a short
+    plain value, its repr (never a config value: those may be secrets)."""
+    name = type(value).__name__
+    plain = isinstance(value, bool | int | float | str | bytes | list | tuple)
+    return f"{name} {value!r}" if plain and len(repr(value)) <= 40 else name
+
+
 class SerializationError(KHeadersError, ValueError):
     """A key or value serializer failed for one record; chained to the serializer's error."""
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import Any
 
@@ -11,10 +10,9 @@ from confluent_kafka import KafkaError, KafkaException
 
 from kheaders._client.consumer import Consumer
 from kheaders._client.producer import Producer
-from kheaders._errors import InvalidNameError
 from kheaders._model.keys import check_name
 from kheaders._model.redact import printable
-from kheaders.cli._reach import cannot, quiet
+from kheaders.cli._reach import bootstrap_of, cannot, quiet
 from kheaders.deadletter import assign_from_committed, replay
 
 
@@ -78,16 +76,15 @@ def _where(specs: list[str]) -> list[tuple[str, bytes]]:
 
 def run(args: argparse.Namespace) -> int:
     """Replay; 0 when done, 1 when a record had no original topic, 2 on a setup error."""
-    bootstrap = args.bootstrap or os.environ.get("KHEADERS_BOOTSTRAP", "").strip()
-    if not bootstrap:
-        print("kheaders dlt replay: pass --bootstrap or set KHEADERS_BOOTSTRAP", file=sys.stderr)
+    bootstrap = bootstrap_of(args, "dlt replay")
+    if bootstrap is None:
         return 2
     try:
         check_name(args.topic)
         if args.to is not None:
             check_name(args.to)
         where = _where(args.where)
-    except (InvalidNameError, ValueError) as exc:
+    except ValueError as exc:  # InvalidNameError among them
         print(f"kheaders dlt replay: {printable(str(exc))}", file=sys.stderr)
         return 2
     group = args.group or "kheaders-dlt-replay." + args.topic + "".join(

@@ -28,7 +28,7 @@ from kheaders._model.received import message_headers
 from kheaders._model.redact import REDACTED, Redactor, printable, render_headers, render_value
 from kheaders.cli import _protected
 from kheaders.cli._reach import cannot, quiet, reason
-from kheaders.deadletter._describe import state_lines
+from kheaders.deadletter._read import state_lines
 
 _TIMESTAMP_TYPES = {1: "CreateTime", 2: "LogAppendTime"}
 _LINES = re.compile(r"\r?\n")

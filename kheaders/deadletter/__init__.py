@@ -19,9 +19,8 @@ and docs/clients.md ("Dead letters").
 from kheaders import _public
 from kheaders.deadletter import spring
 from kheaders.deadletter._config import KHEADERS, SPRING, DeadLetter
-from kheaders.deadletter._describe import describe, summary
 from kheaders.deadletter._publisher import DeadLetterPublisher
-from kheaders.deadletter._read import Failure, failure, is_dead_letter
+from kheaders.deadletter._read import Failure, describe, failure, is_dead_letter, summary
 from kheaders.deadletter._replay import assign_from_committed, original_timestamp, replay
 from kheaders.deadletter._write import dead_letter_headers, spring_headers, without_retry_state
 

@@ -1,15 +1,11 @@
-"""Where dead letters go, which headers say why, and the one ``dead_letter=`` option.
-
-Every user of a dead-letter topic (the processors, the mirror, :class:`DeadLetterPublisher`
-and the command line) takes it as ``dead_letter=``: a :class:`DeadLetter`, a topic name
-(``{topic}`` in it stands for the source topic), True for the default, or None for none.
-"""
+"""Where dead letters go, which headers say why, and the ``dead_letter=`` option every user
+of a dead-letter topic takes (the processors, the mirror, the publisher, the command line)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kheaders._errors import ConfigurationError
+from kheaders._errors import ConfigurationError, kind_of
 
 SPRING = "spring"
 KHEADERS = "kheaders"
@@ -18,13 +14,6 @@ DEFAULT_SUFFIX = "-dlt"
 """Spring Kafka's default, the one other tools know: ``orders`` -> ``orders-dlt``."""
 SOURCE_TOPIC = "{topic}"
 """In a dead-letter topic name: the source topic (``{topic}.dlq`` -> ``orders.dlq``)."""
-
-
-def _kind(value: object) -> str:
-    name = type(value).__name__
-    if isinstance(value, bool | int | float | str | bytes) and len(repr(value)) <= 40:
-        return f"{name} {value!r}"
-    return name
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +37,11 @@ class DeadLetter:
     def __post_init__(self) -> None:
         if not isinstance(self.suffix, str):
             raise ConfigurationError(
-                f"DeadLetter: suffix: expected a str, got {_kind(self.suffix)}"
+                f"DeadLetter: suffix: expected a str, got {kind_of(self.suffix)}"
             )
         if self.topic is not None and (not isinstance(self.topic, str) or not self.topic):
             raise ConfigurationError(
-                f"DeadLetter: topic: expected a topic name or None, got {_kind(self.topic)}"
+                f"DeadLetter: topic: expected a topic name or None, got {kind_of(self.topic)}"
             )
         if self.contract is not None and self.contract not in _CONTRACTS:
             raise ConfigurationError(
@@ -85,7 +74,7 @@ def dead_letter_option(value: object) -> DeadLetter | None:
     hint = ": leave it out (None) for no dead-letter topic" if value is False else ""
     raise ConfigurationError(
         "dead_letter: expected DeadLetter(...), a topic name, True (for DeadLetter()) or None,"
-        f" got {_kind(value)}{hint}"
+        f" got {kind_of(value)}{hint}"
     )
 
 

@@ -1,4 +1,4 @@
-"""What a failure says about itself: the exception to name, its type's name, a log line."""
+"""What a failure says about itself: the exception to name, its root cause, a log line."""
 
 from __future__ import annotations
 
@@ -7,11 +7,6 @@ from kheaders._model.redact import printable
 
 MAX_LOGGED = 500
 """Characters of an exception's message kept in ``ProcessingError`` and log events."""
-
-
-def qualified_name(kind: type[BaseException]) -> str:
-    """``module.QualifiedName`` of an exception type (``builtins.ValueError``)."""
-    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 def failing_exception(error: BaseException) -> tuple[BaseException, str | None]:

@@ -1,9 +1,6 @@
 """Dead-letter publishing: a record that could not be processed goes, byte for byte, to its
-dead-letter topic with headers that say where it came from and why it failed.
-
-The republished record has the raw key, the raw value and the original headers, in order,
-followed by the ``kheaders.dlt.*`` headers (:mod:`kheaders.deadletter._own`);
-``publish(..., headers=...)`` adds headers after these.
+dead-letter topic with headers that say where it came from and why it failed (the original
+headers, in order, then the ``kheaders.dlt.*`` ones of :mod:`kheaders.deadletter._own`).
 
 The record's key and value are republished as they were consumed, never re-serialized: a
 DeserializationError carries them, and a record a kheaders consumer deserialized keeps them
@@ -25,10 +22,7 @@ from kheaders._errors import DeserializationError
 from kheaders._model.headers import Headers, HeaderTypes, pairs_of
 from kheaders._model.limits import check_sendable
 from kheaders._runner import deprecated_keyword
-from kheaders.deadletter._config import (
-    DeadLetter,
-    kheaders_dead_letter,
-)
+from kheaders.deadletter._config import DeadLetter, kheaders_dead_letter
 from kheaders.deadletter._topics import ensure_topics
 from kheaders.deadletter._write import dead_letter_headers
 

@@ -17,17 +17,8 @@ from kheaders._model.keys import check_name
 from kheaders._model.redact import DEFAULT_REDACTOR, printable, render_value
 from kheaders.deadletter import _own
 from kheaders.deadletter import spring as sh
-from kheaders.deadletter._describe import summary
+from kheaders.deadletter._read import OWN_ORIGIN, SPRING_ORIGIN, number, origin, summary
 from kheaders.deadletter._write import without_retry_state
-
-ORIGINAL_TOPICS = (sh.ORIGINAL_TOPIC, _own.ORIGINAL_TOPIC)
-ORIGINAL_PARTITIONS = (sh.ORIGINAL_PARTITION, _own.ORIGINAL_PARTITION)
-
-
-def _last(headers: list[tuple[str, bytes | None]], names: tuple[str, ...]) -> bytes | None:
-    """The last value of the first of ``names`` present."""
-    last = dict(headers)
-    return next((last[name] for name in names if name in last), None)
 
 
 def _bad_name(topic: str) -> str | None:
@@ -39,16 +30,14 @@ def _bad_name(topic: str) -> str | None:
     return None
 
 
-def _partition(headers: list[tuple[str, bytes | None]]) -> int:
-    value = _last(headers, ORIGINAL_PARTITIONS)
-    if value is None:
-        return -1
-    if len(value) == 4:  # Spring: a 4-byte int
-        return int.from_bytes(value, "big", signed=True)
-    try:
-        return int(value.decode("ascii"))  # kheaders.dlt.*: decimal text
-    except ValueError:
-        return -1
+def _target(values: dict[str, bytes | None], to: str | None) -> tuple[str, int]:
+    """Where a dead letter goes back: ``to`` (any partition: -1), else the original topic
+    and partition of Spring's or kheaders' headers (-1 when malformed); "" for none."""
+    found = None if to else origin(values, (SPRING_ORIGIN, OWN_ORIGIN))
+    if found is None:
+        return to or "", -1
+    topic, partition, _ = found
+    return topic.decode("utf-8", "replace"), -1 if partition is None else partition
 
 
 def assign_from_committed(consumer: Any, topic: str) -> bool:
@@ -91,9 +80,16 @@ def replay(
     not delivered (nothing committed then). Problems are told on ``err``; raises
     KafkaException from the clients.
     """
-    run = _Run(topic, to, where, producer, out, err)
+    failed: list[KafkaError] = []
+    done: dict[int, int] = {}  # partition: the offset to commit
+    replayed = seen = code = 0
+
+    def report(error: KafkaError | None, _msg: Message) -> None:
+        if error is not None:
+            failed.append(error)
+
     last = time.monotonic()
-    while (limit is None or run.replayed < limit) and time.monotonic() - last < timeout:
+    while (limit is None or replayed < limit) and time.monotonic() - last < timeout:
         try:
             msg = consumer.poll(0.2)
         except DeserializationError as exc:  # unreadable headers: say so, pass it over
@@ -102,62 +98,45 @@ def replay(
         if msg is None or msg.error() is not None:
             continue
         last = time.monotonic()
-        if not run.one(msg):
-            break
-    if producer is not None:
-        producer.flush(30)
-        if run.failed or len(producer):
-            print(f"kheaders dlt replay: not delivered: {run.failed[:1]}", file=err)
-            return 1  # nothing committed: a second run replays them again
-        if run.done:
-            offsets = [TopicPartition(topic, p, o) for p, o in run.done.items()]
-            consumer.commit(offsets=offsets, asynchronous=False)
-    verb = "would replay" if producer is None else "replayed"
-    print(f"{verb} {run.replayed} of {run.seen} records read from {printable(topic)}", file=out)
-    return run.code
-
-
-class _Run:
-    """One replay's progress: what was seen, sent and may be committed."""
-
-    def __init__(  # noqa: PLR0917 - one replay's parts
-        self,
-        topic: str,
-        to: str | None,
-        where: list[tuple[str, bytes]],
-        producer: Any,
-        out: TextIO,
-        err: TextIO,
-    ) -> None:
-        self.topic, self.to, self.where, self.producer = topic, to, where, producer
-        self.out, self.err = out, err
-        self.failed: list[KafkaError] = []
-        self.done: dict[int, int] = {}
-        self.replayed = self.seen = self.code = 0
-
-    def one(self, msg: Message) -> bool:
-        """Replay ``msg`` when it matches; False (stop) when it names no original topic."""
-        self.seen += 1
+        seen += 1
         raw: Any = msg.headers()
         headers: list[tuple[str, bytes | None]] = [(k, v) for k, v in raw]
-        where = f"{printable(self.topic)}[{msg.partition()}]@{msg.offset()}"
-        if all(_last(headers, (k,)) == v for k, v in self.where):
-            target = self.to or (_last(headers, ORIGINAL_TOPICS) or b"").decode("utf-8", "replace")
+        values = dict(headers)
+        if all(values.get(k) == v for k, v in where):
+            target, partition = _target(values, to)
+            read_at = f"{printable(topic)}[{msg.partition()}]@{msg.offset()}"
             problem = "names no original topic" if not target else _bad_name(target)
             if problem:
-                print(
-                    f"kheaders dlt replay: {where} {problem}: replay it with --to",
-                    file=self.err,
+                print(f"kheaders dlt replay: {read_at} {problem}: replay it with --to", file=err)
+                code = 1
+                break
+            if producer is not None:
+                producer.produce(
+                    target,
+                    value=msg.value(),
+                    key=msg.key(),
+                    partition=partition,
+                    timestamp=original_timestamp(msg, headers),
+                    headers=without_retry_state(headers),
+                    on_delivery=report,
                 )
-                self.code = 1
-                return False
-            _send(self.producer, msg, target, headers, self.to is None, self.failed)
+                producer.poll(0)
             about = summary(headers, DEFAULT_REDACTOR)  # where it was first read, and why it failed
-            line = f"{where} -> {printable(target)}  key={render_value(msg.key())}"
-            print(f"{line}  {about}" if about else line, file=self.out)
-            self.replayed += 1
-        self.done[msg.partition() or 0] = (msg.offset() or 0) + 1
-        return True
+            line = f"{read_at} -> {printable(target)}  key={render_value(msg.key())}"
+            print(f"{line}  {about}" if about else line, file=out)
+            replayed += 1
+        done[msg.partition() or 0] = (msg.offset() or 0) + 1
+    if producer is not None:
+        producer.flush(30)
+        if failed or len(producer):
+            print(f"kheaders dlt replay: not delivered: {failed[:1]}", file=err)
+            return 1  # nothing committed: a second run replays them again
+        if done:
+            offsets = [TopicPartition(topic, p, o) for p, o in done.items()]
+            consumer.commit(offsets=offsets, asynchronous=False)
+    verb = "would replay" if producer is None else "replayed"
+    print(f"{verb} {replayed} of {seen} records read from {printable(topic)}", file=out)
+    return code
 
 
 def original_timestamp(msg: Message, headers: list[tuple[str, bytes | None]]) -> int:
@@ -167,41 +146,9 @@ def original_timestamp(msg: Message, headers: list[tuple[str, bytes | None]]) ->
     stamps it). A dead letter's own timestamp is when it was dead-lettered (Spring, and
     kheaders' processor, stamp them at send time), not when the record was made."""
     for key, value in reversed(headers):
-        if value is None:
-            continue
-        if key == sh.ORIGINAL_TIMESTAMP:
-            spring = sh.decode_fixed(value, 8)
-            if spring is not None and spring > 0:
-                return spring
-        elif key == _own.ORIGINAL_TIMESTAMP and value.isdigit() and len(value) <= 19:
-            return int(value)
+        if key in (sh.ORIGINAL_TIMESTAMP, _own.ORIGINAL_TIMESTAMP):
+            ts = number(key, value, 8)
+            if ts is not None and ts > 0:
+                return ts
     ts_type, ts = msg.timestamp()
     return ts if ts_type else 0
-
-
-def _send(  # noqa: PLR0917 - one record's parts
-    producer: Any,
-    msg: Message,
-    target: str,
-    headers: list[tuple[str, bytes | None]],
-    to_original: bool,
-    failed: list[KafkaError],
-) -> None:
-    if producer is None:
-        return
-    partition = _partition(headers) if to_original else -1
-
-    def report(err: KafkaError | None, _msg: Message) -> None:
-        if err is not None:
-            failed.append(err)
-
-    producer.produce(
-        target,
-        value=msg.value(),
-        key=msg.key(),
-        partition=partition,
-        timestamp=original_timestamp(msg, headers),
-        headers=without_retry_state(headers),
-        on_delivery=report,
-    )
-    producer.poll(0)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import traceback
 from collections.abc import Sequence
+from typing import Any
 
-import confluent_kafka
 from confluent_kafka import Message
 
 from kheaders._errors import DeserializationError
@@ -17,7 +17,7 @@ from kheaders._model.headers import Headers, trusted
 from kheaders._model.received import message_headers
 from kheaders.deadletter import _own
 from kheaders.deadletter import spring as sh
-from kheaders.deadletter._exceptions import failing_exception, qualified_name, root_cause
+from kheaders.deadletter._exceptions import failing_exception, root_cause
 
 Pairs = list[tuple[str, bytes | None]]
 
@@ -27,19 +27,13 @@ MAX_MESSAGE = 4096
 MAX_STACKTRACE = 16384
 """Characters of the traceback kept in ``kafka_exception-stacktrace`` (its end is kept)."""
 
-_TIMESTAMP_TYPES = {
-    confluent_kafka.TIMESTAMP_CREATE_TIME: "CreateTime",
-    confluent_kafka.TIMESTAMP_LOG_APPEND_TIME: "LogAppendTime",
-}
 
-
-def _text(value: str, limit: int = MAX_MESSAGE, *, keep_end: bool = False) -> bytes:
-    cut = value[-limit:] if keep_end else value[:limit]
-    return cut.encode("utf-8", "backslashreplace")
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "backslashreplace")
 
 
 def _fqcn(error: BaseException) -> bytes:
-    return qualified_name(type(error)).encode()
+    return f"{type(error).__module__}.{type(error).__qualname__}".encode()  # Java's FQCN
 
 
 def spring_headers(
@@ -66,20 +60,19 @@ def spring_headers(
     """
     shown, field = failing_exception(error)
     key = field == "key"
-    trace = "".join(traceback.format_exception(error))
+    message = str(shown)[:MAX_MESSAGE]
+    trace = "".join(traceback.format_exception(error))[-MAX_STACKTRACE:]  # its end: the raise
     failure: Pairs = [
         (sh.KEY_EXCEPTION_FQCN if key else sh.EXCEPTION_FQCN, _fqcn(shown)),
         (sh.EXCEPTION_CAUSE_FQCN, _fqcn(root_cause(error))),
-        (sh.KEY_EXCEPTION_MESSAGE if key else sh.EXCEPTION_MESSAGE, _text(str(shown))),
-        (
-            sh.KEY_EXCEPTION_STACKTRACE if key else sh.EXCEPTION_STACKTRACE,
-            _text(trace, MAX_STACKTRACE, keep_end=True),
-        ),
+        (sh.KEY_EXCEPTION_MESSAGE if key else sh.EXCEPTION_MESSAGE, _utf8(message)),
+        (sh.KEY_EXCEPTION_STACKTRACE if key else sh.EXCEPTION_STACKTRACE, _utf8(trace)),
     ]
     written = {name for name, _ in failure}
     out: Pairs = [pair for pair in consumed if pair[0] not in written]
     out.extend(failure)
     ts_type, ts = timestamp
+    ts_name = sh.TIMESTAMP_TYPES.get(ts_type, sh.NO_TIMESTAMP_TYPE)
     if ts_type not in sh.TIMESTAMP_TYPES:
         ts = -1
     originals: Pairs = [
@@ -87,42 +80,28 @@ def spring_headers(
         (sh.ORIGINAL_PARTITION, sh.encode_int(partition)),
         (sh.ORIGINAL_OFFSET, sh.encode_long(offset)),
         (sh.ORIGINAL_TIMESTAMP, sh.encode_long(ts)),
-        (
-            sh.ORIGINAL_TIMESTAMP_TYPE,
-            sh.TIMESTAMP_TYPES.get(ts_type, sh.NO_TIMESTAMP_TYPE).encode(),
-        ),
+        (sh.ORIGINAL_TIMESTAMP_TYPE, ts_name.encode()),
     ]
     if group:
         originals.append((sh.ORIGINAL_CONSUMER_GROUP, group.encode()))
-    present = {name for name, _ in consumed}
-    out.extend(pair for pair in originals if pair[0] not in present)
-    out.append((sh.ORIGINAL_TIMESTAMP_RETRY, _first_timestamp(consumed, ts)))
+    last = dict(consumed)
+    out.extend(pair for pair in originals if pair[0] not in last)
+    first = last.get(sh.ORIGINAL_TIMESTAMP_RETRY)  # the first hop's, kept when it decodes
+    if sh.decode_timestamp(first) is None:
+        first = sh.encode_big_integer(ts)
+    out.append((sh.ORIGINAL_TIMESTAMP_RETRY, first))
     out.append((sh.ATTEMPTS, sh.encode_int(next_attempt)))
     out.append((sh.BACKOFF_TIMESTAMP, sh.encode_big_integer(due_ms)))
     return out
 
 
-def _first_timestamp(consumed: Sequence[tuple[str, bytes | None]], ts: int) -> bytes:
-    """The record's last ``retry_topic-original-timestamp`` when valid (1-8 bytes), else ``ts``."""
-    for key, value in reversed(consumed):
-        if key == sh.ORIGINAL_TIMESTAMP_RETRY:
-            if value is not None and 1 <= len(value) <= 8:
-                return value
-            break
-    return sh.encode_big_integer(ts)
-
-
 def original_headers(message: Message) -> Pairs:
     """A consumed record's headers as pairs (none when unreadable: sent without, as consumed)."""
     try:
-        raw: object = message_headers(message)
+        raw: Any = message_headers(message)
     except DeserializationError:  # unreadable (a non-UTF-8 key): sent without, as consumed
         return []
-    if raw is None:
-        return []
-    if isinstance(raw, Headers):
-        return raw.to_list()
-    return Headers(raw).to_list()  # type: ignore[arg-type]
+    return raw.to_list() if isinstance(raw, Headers) else Headers(raw).to_list()
 
 
 def dead_letter_headers(
@@ -145,15 +124,15 @@ def dead_letter_headers(
     out.append((_own.ORIGINAL_PARTITION, str(message.partition()).encode()))
     out.append((_own.ORIGINAL_OFFSET, str(message.offset()).encode()))
     ts_type, ts = message.timestamp()
-    if ts_type in _TIMESTAMP_TYPES:
+    if ts_type in sh.TIMESTAMP_TYPES:
         out.append((_own.ORIGINAL_TIMESTAMP, str(ts).encode()))
-        out.append((_own.ORIGINAL_TIMESTAMP_TYPE, _TIMESTAMP_TYPES[ts_type].encode()))
+        out.append((_own.ORIGINAL_TIMESTAMP_TYPE, sh.TIMESTAMP_TYPES[ts_type].encode()))
     if group_id:
         out.append((_own.CONSUMER_GROUP, group_id.encode()))
     if field is not None:
         out.append((_own.ERROR_FIELD, field.encode()))
     out.append((_own.ERROR_TYPE, _fqcn(cause)))
-    out.append((_own.ERROR_MESSAGE, _text(str(cause))))
+    out.append((_own.ERROR_MESSAGE, _utf8(str(cause)[:MAX_MESSAGE])))
     return trusted(out, read_only=False)
 
 

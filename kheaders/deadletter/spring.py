@@ -123,15 +123,8 @@ def decode_attempts(data: bytes | None) -> int:
     >>> decode_attempts(None), decode_attempts(b"\\x00\\x00\\x00\\x03"), decode_attempts(b"\\x02")
     (1, 3, 2)
     """
-    if data is None:
-        return 1
-    if len(data) == 1:
-        raw = data[0]
-    elif len(data) == 4:
-        raw = int.from_bytes(data, "big", signed=True)
-    else:
-        return 1
-    return raw if 1 <= raw <= ATTEMPTS_HARD_CAP else 1
+    raw = data[0] if data is not None and len(data) == 1 else decode_fixed(data, 4)
+    return raw if raw is not None and 1 <= raw <= ATTEMPTS_HARD_CAP else 1
 
 
 def decode_timestamp(data: bytes | None) -> int | None:

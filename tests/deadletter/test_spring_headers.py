@@ -198,3 +198,31 @@ def test_a_key_deserialization_failure_uses_the_key_exception_headers() -> None:
     assert out[sh.KEY_EXCEPTION_FQCN] == b"builtins.UnicodeDecodeError"
     assert sh.EXCEPTION_FQCN not in out
     assert out[sh.ORIGINAL_TIMESTAMP] == sh.encode_long(-1)  # no timestamp: Java's -1
+
+
+def test_a_long_message_and_trace_are_cut_the_trace_keeping_its_end() -> None:
+    try:
+        try:
+            raise KeyError("y" * 20000)
+        except KeyError as cause:
+            raise ValueError("x" * 5000) from cause
+    except ValueError as exc:
+        error = exc
+    out = dict(
+        spring_headers(
+            [],
+            topic="t",
+            partition=0,
+            offset=0,
+            timestamp=(1, 1),
+            group=None,
+            error=error,
+            next_attempt=2,
+            due_ms=0,
+        )
+    )
+    assert out[sh.EXCEPTION_MESSAGE] == b"x" * 4096
+    trace = out[sh.EXCEPTION_STACKTRACE]
+    assert trace is not None
+    assert len(trace) == 16384
+    assert trace.endswith(b"ValueError: " + b"x" * 5000 + b"\n")
