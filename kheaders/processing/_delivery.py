@@ -16,6 +16,7 @@ from confluent_kafka import Message
 
 from kheaders._errors import ProcessingError
 from kheaders.deadletter import spring as sh
+from kheaders.deadletter._read import SPRING_ORIGIN, origin
 from kheaders.processing._core import record_headers
 
 if TYPE_CHECKING:
@@ -76,15 +77,12 @@ def delivery(msg: Message) -> Delivery:
     timestamp: int | None = ts if ts_type in sh.TIMESTAMP_TYPES else None
     attempt = 1
     if topic in core.retry_topics:
-        headers = record_headers(msg)
-        attempt = sh.decode_attempts(headers.last_value(sh.ATTEMPTS))
-        original = headers.last_value(sh.ORIGINAL_TOPIC)
-        where = sh.decode_fixed(headers.last_value(sh.ORIGINAL_PARTITION), 4)
-        at = sh.decode_fixed(headers.last_value(sh.ORIGINAL_OFFSET), 8)
-        if original is not None and where is not None and at is not None:
-            topic = original.decode("utf-8", "replace")
-            partition, offset = where, at
-            first = sh.decode_fixed(headers.last_value(sh.ORIGINAL_TIMESTAMP), 8)
+        last = dict(record_headers(msg))
+        attempt = sh.decode_attempts(last.get(sh.ATTEMPTS))
+        name, where, at = origin(last, (SPRING_ORIGIN,)) or (b"", None, None)
+        if name and where is not None and at is not None:  # all three, well formed
+            topic, partition, offset = name.decode("utf-8", "replace"), where, at
+            first = sh.decode_fixed(last.get(sh.ORIGINAL_TIMESTAMP), 8)
             timestamp = first if first is not None and first >= 0 else None
     retry = core.retry
     return Delivery(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kheaders._errors import ConfigurationError
+from kheaders._errors import ConfigurationError, kind_of
 from kheaders.processing import _validate as _v
 
 PRODUCER_DEFAULTS: dict[str, object] = {"retry.backoff.ms": 5, "retry.backoff.max.ms": 25}
@@ -37,7 +37,7 @@ def checked_configs(
     if not isinstance(transactional_id, str) or not transactional_id.strip():
         raise ConfigurationError(
             "transactional_id: expected a non-empty str naming this instance (the same on"
-            f" every restart of it), got {_v.kind_of(transactional_id)}"
+            f" every restart of it), got {kind_of(transactional_id)}"
         )
     _v.mapping("config", config)
     _v.mapping("producer_config", producer_config, optional=True)

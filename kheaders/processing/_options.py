@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from kheaders._errors import ConfigurationError
+from kheaders._errors import ConfigurationError, kind_of
 from kheaders.deadletter import DeadLetter
 from kheaders.deadletter._config import dead_letter_option
 from kheaders.processing import _validate as _v
@@ -80,16 +80,14 @@ def _retry(name: str, retry: object) -> RetryTopics | None:
         return retry
     hint = f": write retry=RetryTopics(delays={list(retry)!r})" if isinstance(retry, list) else ""
     raise ConfigurationError(
-        f"{name}: expected RetryTopics(...) or None, got {_v.kind_of(retry)}{hint}"
+        f"{name}: expected RetryTopics(...) or None, got {kind_of(retry)}{hint}"
     )
 
 
 def _redelivery(name: str, redelivery: object) -> Redelivery:
     if redelivery is None or isinstance(redelivery, Redelivery):
         return redelivery or Redelivery()
-    raise ConfigurationError(
-        f"{name}: expected Redelivery(...) or None, got {_v.kind_of(redelivery)}"
-    )
+    raise ConfigurationError(f"{name}: expected Redelivery(...) or None, got {kind_of(redelivery)}")
 
 
 _CHECKS: dict[str, Callable[[str, Any], object]] = {

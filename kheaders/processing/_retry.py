@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError
-from kheaders.processing._validate import exception_types, flag, kind_of, number
+from kheaders._errors import ConfigurationError, DeserializationError, ProcessingError, kind_of
+from kheaders.processing._validate import exception_types, flag, number
 
 DEFAULT_MAX_DELAY = 900.0
 """Seconds: the longest delay RetryTopics takes unless ``max_delay`` is raised (a delay

@@ -21,22 +21,13 @@ from kheaders._client.config import (
     librdkafka_config,
     load_dotted,
 )
-from kheaders._errors import ConfigurationError
+from kheaders._errors import ConfigurationError, kind_of
 from kheaders._model.limits import HeaderLimits
 
 _SENTINEL = "kheaders.processing.settings-checked"
 """A key no librdkafka knows, set last in a probe: confluent-kafka applies settings in order
 and stops at the first it refuses, so reaching this one means every earlier one was taken,
 and no client was built (no thread, no connection)."""
-
-
-def kind_of(value: object) -> str:
-    """How a refused value is shown: its type and, for short plain values, its repr (never
-    a config value: those may be secrets)."""
-    name = type(value).__name__
-    if isinstance(value, bool | int | float | str | list | tuple) and len(repr(value)) <= 40:
-        return f"{name} {value!r}"
-    return name
 
 
 def number(name: str, value: Any, *, integer: bool = False, zero: bool = False) -> Any:
