@@ -277,27 +277,34 @@ def test_redelivery_that_does_not_fit_the_group_is_refused_at_start(
         too_long.run()
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "message"),
-    [
-        ({"dead_letter": None}, r"dead_letter: a share group.s last attempt .* not None"),
-        ({"redelivery": [1, 2]}, r"redelivery: expected Redelivery"),
-        ({"poll_timeout": -1}, r"poll_timeout"),
-        ({"shutdown_timeout": "5"}, r"shutdown_timeout"),
-        ({"handle_signals": "yes"}, r"handle_signals"),
-        ({"producer_config": ["acks"]}, r"producer_config"),
-        ({"dead_letter": False}, r"dead_letter: expected DeadLetter"),
-        ({"filter": "yes"}, r"filter"),
-        ({"route_by": "type"}, r"route_by"),
-        ({"keep_timestamps": 1}, r"keep_timestamps"),
-        ({"tracer_provider": object()}, r"tracer_provider"),
-        ({"retry": [1]}, r"retry: ShareProcessor takes no such option"),
-        ({"batch_size": 10}, r"^batch_size: ShareProcessor takes no such option$"),
-    ],
-)
+SHARE_BAD: list[tuple[dict[str, object], str]] = [
+    ({"dead_letter": None}, r"dead_letter: a share group.s last attempt .* not None"),
+    ({"redelivery": [1, 2]}, r"redelivery: expected Redelivery"),
+    ({"poll_timeout": -1}, r"poll_timeout"),
+    ({"shutdown_timeout": "5"}, r"shutdown_timeout"),
+    ({"handle_signals": "yes"}, r"handle_signals"),
+    ({"producer_config": ["acks"]}, r"producer_config"),
+    ({"dead_letter": False}, r"dead_letter: expected DeadLetter"),
+    ({"filter": "yes"}, r"filter"),
+    ({"route_by": "type"}, r"route_by"),
+    ({"route_by": "type", "handlers": {"a": "on_a"}}, r"handlers\['a'\]: expected a function"),
+    ({"keep_timestamps": 1}, r"keep_timestamps"),
+    ({"tracer_provider": object()}, r"tracer_provider"),
+    ({"meter_provider": "otel"}, r"meter_provider: expected an OpenTelemetry provider"),
+    ({"retry": [1]}, r"retry: ShareProcessor takes no such option"),
+    ({"batch_size": 10}, r"^batch_size: ShareProcessor takes no such option$"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), SHARE_BAD)
 def test_bad_arguments_are_refused_at_construction(kwargs: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
         ShareProcessor({"group.id": "g"}, ["t"], print, **kwargs)  # type: ignore[arg-type]
+
+
+def test_every_option_of_the_share_driver_has_a_refusal_above() -> None:
+    tested = {name for kwargs, _ in SHARE_BAD for name in kwargs}
+    assert set(ShareProcessor.OPTIONS) - tested == set()
 
 
 def test_bad_config_topics_and_handler_are_refused_at_construction() -> None:
