@@ -101,7 +101,8 @@ class ProcessorBase(Runner):
         )
 
     def stop(self) -> None:
-        """Ask ``run()`` to finish the record in hand, commit and return (any thread)."""
+        """Ask ``run()`` to finish the record in hand, commit (a share group: acknowledge) and
+        return (any thread)."""
         self._engine.stopping = True  # (one flag write: safe from any thread)
         super().stop()
 
